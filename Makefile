@@ -1,0 +1,36 @@
+# The two quick-start commands (README.md): `make run` and `make test`.
+# Each installs missing Debian packages first, then configures and builds with CMake.
+JOBS ?= $(shell nproc)
+RELEASE_DIR ?= build/release
+TEST_DIR ?= build/test
+
+.PHONY: run test deps release bench format format-check clean
+
+deps:
+	@./scripts/install-deps.sh
+
+release: deps
+	cmake -S . -B $(RELEASE_DIR) -DCMAKE_BUILD_TYPE=Release
+	cmake --build $(RELEASE_DIR) -j $(JOBS)
+
+# The flagship example: prints a summary table and writes trace.svg and report.json.
+run: release
+	$(RELEASE_DIR)/perflow simulate examples/flagship.json --svg trace.svg --report report.json
+
+# Warnings are errors; AddressSanitizer and UndefinedBehaviorSanitizer are on.
+test: deps
+	cmake -S . -B $(TEST_DIR) -DCMAKE_BUILD_TYPE=Debug -DPERFLOW_WERROR=ON -DPERFLOW_SANITIZE=address,undefined
+	cmake --build $(TEST_DIR) -j $(JOBS)
+	cd $(TEST_DIR) && ctest -j $(JOBS) --output-on-failure
+
+bench: release
+	$(RELEASE_DIR)/bench/perflow_bench --benchmark_out=$(RELEASE_DIR)/bench.json --benchmark_out_format=json
+
+format:
+	clang-format -i $$(git ls-files '*.cpp' '*.hpp')
+
+format-check:
+	clang-format --dry-run -Werror $$(git ls-files '*.cpp' '*.hpp')
+
+clean:
+	rm -rf build

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "perflow/core/event_graph.hpp"
+#include "perflow/parallel/costs.hpp"
+#include "perflow/parallel/pipeline.hpp"
+#include "perflow/simulator/options.hpp"
+
+namespace perflow::cli {
+
+/// A `perflow simulate` configuration (see README "Config format").
+struct Config {
+  std::string file;         ///< where it came from, for messages
+  std::string description;  ///< optional free text, used as the timeline title
+  parallel::PipelineSpec pipeline;
+  parallel::CostTable costs;
+  simulator::SimulationOptions simulation;
+};
+
+/// Reads and checks a config file. Throws ConfigError naming the file and JSON pointer.
+Config load_config(const std::filesystem::path& path);
+/// Checks an already parsed document; `file` is used in messages.
+Config parse_config(const nlohmann::json& document, const std::string& file);
+
+/// Builds the config's task graph. A schedule's refusal of the sizes becomes a ConfigError
+/// at the offending field (e.g. `cfg.json:/pipeline/chunks: ...`).
+EventGraph build_graph(const Config& config);
+
+}  // namespace perflow::cli

@@ -1,0 +1,61 @@
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace perflow {
+
+/// Base of every error PerFlow reports for bad input. Library code throws these and never
+/// exits or prints; the CLI catches them and maps each kind to an exit code.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// A configuration value is wrong: `file:/json/pointer: expectation, got value`.
+class ConfigError : public Error {
+ public:
+  ConfigError(std::string file, std::string pointer, const std::string& message);
+  const std::string& file() const { return file_; }
+  const std::string& pointer() const { return pointer_; }
+
+ private:
+  std::string file_;
+  std::string pointer_;
+};
+
+/// A schedule cannot be built for the requested sizes, or a program order is invalid.
+/// `field` names the pipeline setting at fault ("chunks", "microbatches"), if one is.
+class ScheduleError : public Error {
+ public:
+  explicit ScheduleError(const std::string& message, std::string field = {});
+  const std::string& field() const { return field_; }
+
+ private:
+  std::string field_;
+};
+
+/// The task graph has a dependence cycle (a deadlocking schedule). Names tasks on it.
+class CycleError : public Error {
+ public:
+  CycleError(const std::string& message, std::vector<std::string> cycle);
+  const std::vector<std::string>& cycle() const { return cycle_; }
+
+ private:
+  std::vector<std::string> cycle_;
+};
+
+/// A name (schedule, renderer, ...) is not registered; lists the valid names.
+class UnknownNameError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// An output file could not be written.
+class IoError : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace perflow

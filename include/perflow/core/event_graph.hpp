@@ -1,0 +1,135 @@
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "perflow/core/id.hpp"
+#include "perflow/core/task.hpp"
+#include "perflow/core/time.hpp"
+
+namespace perflow {
+
+/// `data`: a real dependence (the successor consumes the predecessor's result), which may
+/// cross devices and then pays communication. `order`: program order on one device.
+enum class EdgeKind : std::uint8_t { Data, Order };
+
+/// One end of an edge as stored in the compressed adjacency.
+struct Adjacent {
+  TaskId task;
+  EdgeKind kind = EdgeKind::Data;
+};
+
+/// Everything a builder says about one task.
+struct TaskSpec {
+  TaskKind kind = TaskKind::F;
+  DeviceId device{0};
+  StageId stage{0};
+  std::uint32_t microbatch = 0;
+  std::uint32_t chunk = 0;
+  TimeNs duration = 0;
+  /// Signed change of activation memory when the task runs (F allocates, W/BW free).
+  double memory_delta = 0.0;
+};
+
+class EventGraph;
+
+/// Collects tasks, dependences and per-device program orders, then `freeze()`s them into
+/// an immutable EventGraph. Ids are dense and handed out in insertion order.
+class EventGraphBuilder {
+ public:
+  explicit EventGraphBuilder(std::uint32_t device_count);
+
+  void reserve(std::size_t tasks, std::size_t edges);
+
+  TaskId add_task(const TaskSpec& spec);
+  /// A data dependence: `to` cannot start before `from` finishes (plus communication).
+  void add_dependence(TaskId from, TaskId to);
+  /// Appends `task` to its device's program; consecutive tasks get an `order` edge.
+  void append_to_program(TaskId task);
+
+  [[nodiscard]] std::size_t task_count() const { return kind_.size(); }
+  [[nodiscard]] std::uint32_t device_count() const { return device_count_; }
+
+  /// Builds the compressed graph and its topological order. Throws CycleError naming the
+  /// tasks on a cycle, ScheduleError if only some tasks have a program position.
+  [[nodiscard]] EventGraph freeze() &&;
+
+ private:
+  friend class EventGraph;
+  void check_task(TaskId id, const char* what) const;
+
+  std::uint32_t device_count_;
+  std::vector<TaskKind> kind_;
+  std::vector<DeviceId> device_;
+  std::vector<StageId> stage_;
+  std::vector<std::uint32_t> microbatch_;
+  std::vector<std::uint32_t> chunk_;
+  std::vector<TimeNs> duration_;
+  std::vector<double> memory_delta_;
+  std::vector<TaskId> edge_from_;
+  std::vector<TaskId> edge_to_;
+  std::vector<EdgeKind> edge_kind_;
+  std::vector<std::vector<TaskId>> programs_;
+  std::vector<TaskId> last_in_program_;
+  std::vector<bool> in_program_;
+};
+
+/// An immutable task graph: tasks in struct-of-arrays, edges in CSR (both directions),
+/// per-device program orders, and a topological order computed once at freeze time.
+/// Simulation state lives outside, so one graph serves many simulations.
+class EventGraph {
+ public:
+  EventGraph() = default;
+
+  [[nodiscard]] std::size_t task_count() const { return kind_.size(); }
+  [[nodiscard]] std::size_t edge_count() const { return pred_.size(); }
+  [[nodiscard]] std::uint32_t device_count() const { return device_count_; }
+
+  [[nodiscard]] TaskKind kind(TaskId t) const { return kind_[t.value]; }
+  [[nodiscard]] DeviceId device(TaskId t) const { return device_[t.value]; }
+  [[nodiscard]] StageId stage(TaskId t) const { return stage_[t.value]; }
+  [[nodiscard]] std::uint32_t microbatch(TaskId t) const { return microbatch_[t.value]; }
+  [[nodiscard]] std::uint32_t chunk(TaskId t) const { return chunk_[t.value]; }
+  [[nodiscard]] TimeNs duration(TaskId t) const { return duration_[t.value]; }
+  [[nodiscard]] double memory_delta(TaskId t) const { return memory_delta_[t.value]; }
+  [[nodiscard]] std::string label(TaskId t) const;
+
+  [[nodiscard]] std::span<const TaskKind> kinds() const { return kind_; }
+  [[nodiscard]] std::span<const DeviceId> devices() const { return device_; }
+  [[nodiscard]] std::span<const TimeNs> durations() const { return duration_; }
+  [[nodiscard]] std::span<const double> memory_deltas() const { return memory_delta_; }
+
+  [[nodiscard]] std::span<const Adjacent> predecessors(TaskId t) const;
+  [[nodiscard]] std::span<const Adjacent> successors(TaskId t) const;
+
+  /// True when every task has a position in its device's program (ordered simulation).
+  [[nodiscard]] bool has_program_order() const { return has_program_order_; }
+  [[nodiscard]] std::span<const TaskId> program(DeviceId d) const;
+
+  /// Every task once, each after all its predecessors; ties by task id.
+  [[nodiscard]] std::span<const TaskId> topological_order() const { return topo_; }
+
+ private:
+  friend class EventGraphBuilder;
+
+  std::uint32_t device_count_ = 0;
+  std::vector<TaskKind> kind_;
+  std::vector<DeviceId> device_;
+  std::vector<StageId> stage_;
+  std::vector<std::uint32_t> microbatch_;
+  std::vector<std::uint32_t> chunk_;
+  std::vector<TimeNs> duration_;
+  std::vector<double> memory_delta_;
+  std::vector<std::uint32_t> pred_offset_;
+  std::vector<Adjacent> pred_;
+  std::vector<std::uint32_t> succ_offset_;
+  std::vector<Adjacent> succ_;
+  std::vector<std::uint32_t> program_offset_;
+  std::vector<TaskId> program_;
+  std::vector<TaskId> topo_;
+  bool has_program_order_ = false;
+};
+
+}  // namespace perflow

@@ -1,0 +1,46 @@
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <functional>
+#include <limits>
+
+namespace perflow {
+
+/// A strongly typed index: a TaskId cannot be passed where a DeviceId is expected.
+template <class Tag, class Rep = std::uint32_t>
+struct Id {
+  using rep_type = Rep;
+  static constexpr Rep kInvalid = std::numeric_limits<Rep>::max();
+
+  Rep value = kInvalid;
+
+  constexpr Id() = default;
+  constexpr explicit Id(Rep v) : value(v) {}
+
+  [[nodiscard]] constexpr bool valid() const { return value != kInvalid; }
+  [[nodiscard]] constexpr Rep get() const { return value; }
+
+  friend constexpr auto operator<=>(Id, Id) = default;
+};
+
+struct TaskTag;
+struct DeviceTag;
+struct StageTag;
+struct MicrobatchTag;
+struct ChunkTag;
+
+using TaskId = Id<TaskTag>;
+using DeviceId = Id<DeviceTag>;
+using StageId = Id<StageTag>;
+using MicrobatchId = Id<MicrobatchTag>;
+using ChunkId = Id<ChunkTag>;
+
+}  // namespace perflow
+
+template <class Tag, class Rep>
+struct std::hash<perflow::Id<Tag, Rep>> {
+  std::size_t operator()(perflow::Id<Tag, Rep> id) const noexcept {
+    return std::hash<Rep>{}(id.value);
+  }
+};

@@ -1,0 +1,22 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace perflow {
+
+/// What a task does. F/B/W are forward, input-gradient and weight-gradient work;
+/// BW is a fused backward (B then W in one task, as Megatron's 1F1B runs it).
+enum class TaskKind : std::uint8_t { F, B, W, BW };
+
+inline constexpr int kTaskKindCount = 4;
+
+std::string_view to_string(TaskKind kind);
+std::optional<TaskKind> parse_task_kind(std::string_view text);
+
+/// The label used everywhere (orders, SVG, reports): `<kind><microbatch>.<chunk>`, e.g. F3.0.
+std::string task_label(TaskKind kind, std::uint32_t microbatch, std::uint32_t chunk);
+
+}  // namespace perflow

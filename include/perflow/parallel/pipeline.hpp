@@ -1,0 +1,61 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "perflow/core/event_graph.hpp"
+#include "perflow/core/task.hpp"
+#include "perflow/parallel/costs.hpp"
+
+namespace perflow::parallel {
+
+/// What the user asks for: a schedule by name and the pipeline's sizes.
+struct PipelineSpec {
+  std::string schedule = "1f1b";
+  std::uint32_t stages = 4;        ///< pipeline devices (p)
+  std::uint32_t microbatches = 8;  ///< m
+  std::uint32_t chunks = 1;        ///< model chunks per device (v)
+  /// Run the backward as separate B and W tasks where the schedule would fuse them (BW).
+  bool split_backward = false;
+};
+
+/// How model chunks map onto devices, which fixes each microbatch's path through the
+/// pipeline positions 0 .. stages*chunks-1.
+enum class PipelineShape : std::uint8_t {
+  /// chunks == 1: position == device.
+  Linear,
+  /// Megatron's virtual pipeline: chunk c on device d is position c*p + d.
+  Interleaved,
+};
+
+/// One entry of a device's program: run `kind` of microbatch `microbatch`, chunk `chunk`.
+struct Step {
+  TaskKind kind = TaskKind::F;
+  std::uint32_t microbatch = 0;
+  std::uint32_t chunk = 0;
+
+  friend bool operator==(const Step&, const Step&) = default;
+};
+
+/// What a schedule produces: the shape and, per device, the exact program order.
+struct PipelinePlan {
+  PipelineShape shape = PipelineShape::Linear;
+  std::uint32_t stages = 0;
+  std::uint32_t microbatches = 0;
+  std::uint32_t chunks = 1;
+  std::vector<std::vector<Step>> programs;  ///< one per device
+};
+
+/// Turns a plan into an event graph: one task per step with its costs, the pipeline's data
+/// dependences (F after the previous position's F; B after the next position's B, the last
+/// position's B after its own F; B after its own F; W after its own B; BW acts as B), and
+/// the programs as order edges. Throws ScheduleError if a task is missing, repeated, or
+/// placed on a device that does not hold its chunk, and CycleError if the order deadlocks.
+EventGraph build_pipeline_graph(const PipelinePlan& plan, const CostTable& costs);
+
+/// Applies `split_backward`: replaces every BW step by B immediately followed by W.
+void split_fused_backward(PipelinePlan& plan);
+
+}  // namespace perflow::parallel

@@ -1,0 +1,52 @@
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "perflow/core/event_graph.hpp"
+#include "perflow/parallel/costs.hpp"
+#include "perflow/parallel/pipeline.hpp"
+
+namespace perflow::parallel {
+
+/// A named pipeline schedule: it checks the sizes and produces each device's program.
+struct ScheduleInfo {
+  std::string name;
+  std::string description;  ///< one line
+  std::string constraints;  ///< the sizes it accepts, e.g. "chunks = 1"
+  /// Throws ScheduleError (with the offending field) for sizes the schedule refuses.
+  PipelinePlan (*plan)(const PipelineSpec& spec, const CostTable& costs) = nullptr;
+};
+
+/// Schedules by name, in registration order. Filled by register_builtin_schedules(), or by
+/// users adding their own.
+class ScheduleRegistry {
+ public:
+  /// Throws std::invalid_argument if the name is taken.
+  void add(ScheduleInfo info);
+  [[nodiscard]] const ScheduleInfo* find(std::string_view name) const;
+  /// Throws UnknownNameError listing the valid names and the closest match.
+  [[nodiscard]] const ScheduleInfo& get(std::string_view name) const;
+  [[nodiscard]] std::span<const ScheduleInfo> all() const { return schedules_; }
+  [[nodiscard]] std::vector<std::string> names() const;
+
+ private:
+  std::vector<ScheduleInfo> schedules_;
+};
+
+void register_builtin_schedules(ScheduleRegistry& registry);
+
+/// The registry holding every built-in schedule (built once, on first use).
+const ScheduleRegistry& builtin_schedules();
+
+/// Plans `spec.schedule` (applying split_backward) and builds its event graph.
+EventGraph build_schedule(const PipelineSpec& spec, const CostTable& costs,
+                          const ScheduleRegistry& registry = builtin_schedules());
+
+/// The plan alone, with split_backward applied.
+PipelinePlan plan_schedule(const PipelineSpec& spec, const CostTable& costs,
+                           const ScheduleRegistry& registry = builtin_schedules());
+
+}  // namespace perflow::parallel

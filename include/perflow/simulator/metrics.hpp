@@ -1,0 +1,43 @@
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "perflow/core/event_graph.hpp"
+#include "perflow/core/trace.hpp"
+#include "perflow/simulator/options.hpp"
+
+namespace perflow::simulator {
+
+struct DeviceMetrics {
+  DeviceId device;
+  std::size_t tasks = 0;
+  TimeNs busy = 0;          ///< sum of task durations
+  TimeNs first_start = 0;   ///< 0 if the device runs nothing
+  TimeNs last_finish = 0;
+  double bubble_ratio = 0;  ///< (makespan - busy) / makespan
+  double peak_memory = 0;   ///< max running sum of memory deltas in execution order, from 0
+
+  /// last finish - first start: the ZeroBubble papers measure bubbles over this span.
+  [[nodiscard]] TimeNs span() const { return last_finish - first_start; }
+  [[nodiscard]] TimeNs span_bubble() const { return span() - busy; }
+};
+
+struct Metrics {
+  TimeNs makespan = 0;     ///< latest finish (every device starts at 0)
+  TimeNs total_work = 0;   ///< sum of all task durations
+  double bubble_ratio = 0; ///< mean of the devices' bubble ratios
+  std::vector<DeviceMetrics> devices;
+  /// The chain of tasks that fixes the makespan: each waits on the previous one, through
+  /// a dependence or its device's program order. First task starts at 0.
+  std::vector<TaskId> critical_path;
+  /// Longest path through data dependences alone (with communication): a lower bound on
+  /// the makespan of any order.
+  TimeNs dependency_bound = 0;
+};
+
+/// Derives the metrics of a trace of `graph`.
+Metrics compute_metrics(const EventGraph& graph, const Trace& trace,
+                        const SimulationOptions& options);
+
+}  // namespace perflow::simulator

@@ -1,0 +1,24 @@
+#pragma once
+
+#include "perflow/core/event_graph.hpp"
+#include "perflow/core/trace.hpp"
+#include "perflow/simulator/metrics.hpp"
+#include "perflow/simulator/options.hpp"
+
+namespace perflow::simulator {
+
+struct SimulationResult {
+  Trace trace;
+  Metrics metrics;
+};
+
+/// Ordered mode: each device runs its program in order; a task starts at the latest of its
+/// device becoming free and every predecessor's finish plus that edge's communication. One
+/// pass in topological order, O(tasks + edges). Throws ScheduleError if the graph has no
+/// program order.
+Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options = {});
+
+/// simulate_ordered + compute_metrics.
+SimulationResult simulate(const EventGraph& graph, const SimulationOptions& options = {});
+
+}  // namespace perflow::simulator

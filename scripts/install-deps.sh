@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the Debian packages PerFlow builds against, only those that are missing.
+# Safe to run repeatedly; uses sudo when not root.
+set -euo pipefail
+
+packages=(
+  g++ cmake make pkg-config
+  libboost-graph-dev libfmt-dev nlohmann-json3-dev libcli11-dev
+  libcairo2-dev fonts-dejavu-core
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "perflow: installing missing packages: ${missing[*]}"
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,21 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace perflow::cli::detail {
+
+/// Exit codes of the perflow command (a contract: README "Exit codes").
+enum ExitCode : int {
+  kSuccess = 0,
+  kInternalError = 1,
+  kUsageError = 2,      // bad command line, bad config, unknown name, sizes a schedule refuses
+  kDeadlock = 3,        // the task graph has a dependence cycle
+  kOutputError = 4,     // an output file could not be written
+};
+
+// Each registers its subcommand; the subcommand's callback runs the command.
+void add_simulate_command(CLI::App& app);
+void add_schedules_command(CLI::App& app);
+void add_validate_command(CLI::App& app);
+
+}  // namespace perflow::cli::detail

@@ -1,0 +1,47 @@
+#include "perflow/cli/report.hpp"
+
+namespace perflow::cli {
+
+nlohmann::json make_report(const Config& config, const EventGraph& graph,
+                           const simulator::SimulationResult& result) {
+  const simulator::Metrics& m = result.metrics;
+  nlohmann::json report;
+  report["schedule"] = config.pipeline.schedule;
+  report["stages"] = config.pipeline.stages;
+  report["microbatches"] = config.pipeline.microbatches;
+  report["chunks"] = config.pipeline.chunks;
+  report["split_backward"] = config.pipeline.split_backward;
+  report["tasks"] = graph.task_count();
+  report["makespan_ns"] = m.makespan;
+  report["bubble_ratio"] = m.bubble_ratio;
+  report["total_work_ns"] = m.total_work;
+  report["dependency_bound_ns"] = m.dependency_bound;
+
+  nlohmann::json path = nlohmann::json::array();
+  for (const TaskId t : m.critical_path) {
+    path.push_back({{"device", graph.device(t).value},
+                    {"task", graph.label(t)},
+                    {"start_ns", result.trace.start_of(t)},
+                    {"end_ns", result.trace.finish_of(t)}});
+  }
+  report["critical_path"] = std::move(path);
+
+  nlohmann::json devices = nlohmann::json::array();
+  for (const simulator::DeviceMetrics& dm : m.devices) {
+    nlohmann::json order = nlohmann::json::array();
+    for (const TaskId t : result.trace.events(dm.device)) order.push_back(graph.label(t));
+    devices.push_back({{"device", dm.device.value},
+                       {"tasks", dm.tasks},
+                       {"busy_ns", dm.busy},
+                       {"bubble_ratio", dm.bubble_ratio},
+                       {"first_start_ns", dm.first_start},
+                       {"last_end_ns", dm.last_finish},
+                       {"span_bubble_ns", dm.span_bubble()},
+                       {"peak_memory", dm.peak_memory},
+                       {"order", std::move(order)}});
+  }
+  report["devices"] = std::move(devices);
+  return report;
+}
+
+}  // namespace perflow::cli

@@ -1,0 +1,24 @@
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "detail/commands.hpp"
+#include "perflow/cli/config.hpp"
+#include "perflow/cli/summary.hpp"
+
+namespace perflow::cli::detail {
+
+void add_validate_command(CLI::App& app) {
+  auto config_path = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand(
+      "validate", "Check a config: read it, build its task graph, check it cannot deadlock");
+  cmd->add_option("config", *config_path, "Config file (JSON)")->required();
+  cmd->callback([config_path] {
+    const Config config = load_config(*config_path);
+    const EventGraph graph = build_graph(config);
+    fmt::print("{}: ok: {}\n", *config_path, describe_run(config, graph));
+  });
+}
+
+}  // namespace perflow::cli::detail

@@ -1,0 +1,48 @@
+#include "perflow/core/atomic_file.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <system_error>
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "perflow/core/error.hpp"
+
+namespace perflow {
+
+AtomicFile::AtomicFile(std::filesystem::path target) : target_(std::move(target)) {
+  // Same directory as the target, so the final rename never crosses file systems.
+  temp_ = target_;
+  temp_ += fmt::format(".tmp{}", static_cast<long>(::getpid()));
+}
+
+AtomicFile::~AtomicFile() {
+  if (!committed_) {
+    std::error_code ignored;
+    std::filesystem::remove(temp_, ignored);
+  }
+}
+
+void AtomicFile::commit() {
+  std::error_code ec;
+  std::filesystem::rename(temp_, target_, ec);
+  if (ec) {
+    throw IoError(fmt::format("cannot write '{}': {}", target_.string(), ec.message()));
+  }
+  committed_ = true;
+}
+
+void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
+  AtomicFile file(path);
+  {
+    std::ofstream out(file.temp_path(), std::ios::binary | std::ios::trunc);
+    if (!out) throw IoError(fmt::format("cannot open '{}' for writing", path.string()));
+    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+    out.flush();
+    if (!out) throw IoError(fmt::format("cannot write '{}'", path.string()));
+  }
+  file.commit();
+}
+
+}  // namespace perflow

@@ -1,0 +1,214 @@
+#include "perflow/core/event_graph.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "perflow/core/error.hpp"
+
+namespace perflow {
+namespace {
+
+// Counting sort of edges by one endpoint into CSR; stable, so each adjacency list keeps
+// insertion order (deterministic, and the order builders intend).
+void build_csr(std::size_t node_count, const std::vector<TaskId>& key,
+               const std::vector<TaskId>& other, const std::vector<EdgeKind>& kind,
+               std::vector<std::uint32_t>& offset, std::vector<Adjacent>& adjacent) {
+  offset.assign(node_count + 1, 0);
+  for (TaskId k : key) ++offset[k.value + 1];
+  for (std::size_t i = 1; i <= node_count; ++i) offset[i] += offset[i - 1];
+  adjacent.resize(key.size());
+  std::vector<std::uint32_t> cursor(offset.begin(), offset.end() - 1);
+  for (std::size_t e = 0; e < key.size(); ++e) {
+    adjacent[cursor[key[e].value]++] = Adjacent{other[e], kind[e]};
+  }
+}
+
+}  // namespace
+
+EventGraphBuilder::EventGraphBuilder(std::uint32_t device_count)
+    : device_count_(device_count),
+      programs_(device_count),
+      last_in_program_(device_count) {}
+
+void EventGraphBuilder::reserve(std::size_t tasks, std::size_t edges) {
+  kind_.reserve(tasks);
+  device_.reserve(tasks);
+  stage_.reserve(tasks);
+  microbatch_.reserve(tasks);
+  chunk_.reserve(tasks);
+  duration_.reserve(tasks);
+  memory_delta_.reserve(tasks);
+  in_program_.reserve(tasks);
+  edge_from_.reserve(edges);
+  edge_to_.reserve(edges);
+  edge_kind_.reserve(edges);
+}
+
+TaskId EventGraphBuilder::add_task(const TaskSpec& spec) {
+  if (spec.device.value >= device_count_) {
+    throw ScheduleError(fmt::format("task {} is placed on device {}, but the graph has {} devices",
+                                    task_label(spec.kind, spec.microbatch, spec.chunk),
+                                    spec.device.value, device_count_));
+  }
+  if (spec.duration < 0) {
+    throw ScheduleError(fmt::format("task {} has a negative duration ({} ns)",
+                                    task_label(spec.kind, spec.microbatch, spec.chunk),
+                                    spec.duration));
+  }
+  if (kind_.size() >= std::numeric_limits<std::uint32_t>::max() - 1) {
+    throw ScheduleError("too many tasks for one graph (limit 2^32 - 2)");
+  }
+  const TaskId id{static_cast<std::uint32_t>(kind_.size())};
+  kind_.push_back(spec.kind);
+  device_.push_back(spec.device);
+  stage_.push_back(spec.stage);
+  microbatch_.push_back(spec.microbatch);
+  chunk_.push_back(spec.chunk);
+  duration_.push_back(spec.duration);
+  memory_delta_.push_back(spec.memory_delta);
+  in_program_.push_back(false);
+  return id;
+}
+
+void EventGraphBuilder::check_task(TaskId id, const char* what) const {
+  if (id.value >= kind_.size()) {
+    throw ScheduleError(fmt::format("{}: task id {} does not exist (the graph has {} tasks)", what,
+                                    id.value, kind_.size()));
+  }
+}
+
+void EventGraphBuilder::add_dependence(TaskId from, TaskId to) {
+  check_task(from, "dependence source");
+  check_task(to, "dependence target");
+  if (from == to) {
+    throw ScheduleError(fmt::format("task {} cannot depend on itself",
+                                    task_label(kind_[from.value], microbatch_[from.value],
+                                               chunk_[from.value])));
+  }
+  edge_from_.push_back(from);
+  edge_to_.push_back(to);
+  edge_kind_.push_back(EdgeKind::Data);
+}
+
+void EventGraphBuilder::append_to_program(TaskId task) {
+  check_task(task, "program entry");
+  if (in_program_[task.value]) {
+    throw ScheduleError(fmt::format(
+        "task {} appears twice in the program of device {}",
+        task_label(kind_[task.value], microbatch_[task.value], chunk_[task.value]),
+        device_[task.value].value));
+  }
+  in_program_[task.value] = true;
+  const DeviceId device = device_[task.value];
+  TaskId& last = last_in_program_[device.value];
+  if (last.valid()) {
+    edge_from_.push_back(last);
+    edge_to_.push_back(task);
+    edge_kind_.push_back(EdgeKind::Order);
+  }
+  last = task;
+  programs_[device.value].push_back(task);
+}
+
+EventGraph EventGraphBuilder::freeze() && {
+  EventGraph g;
+  const std::size_t n = kind_.size();
+  g.device_count_ = device_count_;
+  g.kind_ = std::move(kind_);
+  g.device_ = std::move(device_);
+  g.stage_ = std::move(stage_);
+  g.microbatch_ = std::move(microbatch_);
+  g.chunk_ = std::move(chunk_);
+  g.duration_ = std::move(duration_);
+  g.memory_delta_ = std::move(memory_delta_);
+
+  build_csr(n, edge_to_, edge_from_, edge_kind_, g.pred_offset_, g.pred_);
+  build_csr(n, edge_from_, edge_to_, edge_kind_, g.succ_offset_, g.succ_);
+
+  std::size_t programmed = 0;
+  g.program_offset_.assign(device_count_ + 1, 0);
+  for (std::uint32_t d = 0; d < device_count_; ++d) {
+    programmed += programs_[d].size();
+    g.program_offset_[d + 1] = static_cast<std::uint32_t>(programmed);
+  }
+  if (programmed != 0 && programmed != n) {
+    for (std::size_t t = 0; t < n; ++t) {
+      if (!in_program_[t]) {
+        throw ScheduleError(fmt::format(
+            "task {} on device {} has no place in its device's program ({} of {} tasks have one)",
+            g.label(TaskId{static_cast<std::uint32_t>(t)}), g.device_[t].value, programmed, n));
+      }
+    }
+  }
+  g.has_program_order_ = programmed == n && n > 0;
+  g.program_.reserve(programmed);
+  for (auto& program : programs_) g.program_.insert(g.program_.end(), program.begin(), program.end());
+
+  // Kahn's algorithm with a FIFO seeded in id order: deterministic, O(tasks + edges).
+  std::vector<std::uint32_t> remaining(n);
+  for (std::size_t t = 0; t < n; ++t) remaining[t] = g.pred_offset_[t + 1] - g.pred_offset_[t];
+  g.topo_.reserve(n);
+  for (std::size_t t = 0; t < n; ++t) {
+    if (remaining[t] == 0) g.topo_.push_back(TaskId{static_cast<std::uint32_t>(t)});
+  }
+  for (std::size_t head = 0; head < g.topo_.size(); ++head) {
+    for (const Adjacent& s : g.successors(g.topo_[head])) {
+      if (--remaining[s.task.value] == 0) g.topo_.push_back(s.task);
+    }
+  }
+  if (g.topo_.size() != n) {
+    // Every stuck task has a stuck predecessor; walking back from the lowest stuck id must
+    // revisit a task, and the loop between the two visits is a cycle.
+    std::uint32_t start = 0;
+    while (remaining[start] == 0) ++start;
+    std::vector<std::uint32_t> seen_at(n, std::numeric_limits<std::uint32_t>::max());
+    std::vector<TaskId> walk;
+    TaskId current{start};
+    while (seen_at[current.value] == std::numeric_limits<std::uint32_t>::max()) {
+      seen_at[current.value] = static_cast<std::uint32_t>(walk.size());
+      walk.push_back(current);
+      for (const Adjacent& p : g.predecessors(current)) {
+        if (remaining[p.task.value] != 0) {
+          current = p.task;
+          break;
+        }
+      }
+    }
+    std::vector<TaskId> loop(walk.begin() + seen_at[current.value], walk.end());
+    std::reverse(loop.begin(), loop.end());  // predecessor walk, printed in dependence order
+    std::vector<std::string> names;
+    std::string chain;
+    for (TaskId t : loop) {
+      names.push_back(fmt::format("{}@d{}", g.label(t), g.device_[t.value].value));
+      chain += names.back() + " -> ";
+    }
+    chain += names.front();
+    const std::size_t stuck = n - g.topo_.size();
+    throw CycleError(fmt::format("dependence cycle (the schedule deadlocks): {} ({} of {} tasks "
+                                 "can never start)",
+                                 chain, stuck, n),
+                     std::move(names));
+  }
+  return g;
+}
+
+std::string EventGraph::label(TaskId t) const {
+  return task_label(kind_[t.value], microbatch_[t.value], chunk_[t.value]);
+}
+
+std::span<const Adjacent> EventGraph::predecessors(TaskId t) const {
+  return {pred_.data() + pred_offset_[t.value], pred_.data() + pred_offset_[t.value + 1]};
+}
+
+std::span<const Adjacent> EventGraph::successors(TaskId t) const {
+  return {succ_.data() + succ_offset_[t.value], succ_.data() + succ_offset_[t.value + 1]};
+}
+
+std::span<const TaskId> EventGraph::program(DeviceId d) const {
+  return {program_.data() + program_offset_[d.value],
+          program_.data() + program_offset_[d.value + 1]};
+}
+
+}  // namespace perflow

@@ -1,0 +1,229 @@
+#include "perflow/core/json_cursor.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "perflow/core/did_you_mean.hpp"
+#include "perflow/core/error.hpp"
+
+namespace perflow {
+namespace {
+
+std::string escape_pointer_token(std::string_view key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string line_column(std::string_view text, std::size_t byte) {
+  std::size_t line = 1;
+  std::size_t column = 1;
+  for (std::size_t i = 0; i < byte && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return fmt::format("line {}, column {}", line, column);
+}
+
+}  // namespace
+
+JsonCursor::JsonCursor(const nlohmann::json& value, std::string file, std::string pointer)
+    : value_(&value), file_(std::move(file)), pointer_(std::move(pointer)) {}
+
+void JsonCursor::fail(const std::string& message) const {
+  throw ConfigError(file_, pointer_, message);
+}
+
+void JsonCursor::fail_expected(std::string_view expectation) const {
+  fail(fmt::format("expected {}, got {}", expectation, describe(*value_)));
+}
+
+std::string JsonCursor::describe(const nlohmann::json& value) {
+  switch (value.type()) {
+    case nlohmann::json::value_t::object:
+      return "an object";
+    case nlohmann::json::value_t::array:
+      return "an array";
+    case nlohmann::json::value_t::null:
+      return "null";
+    default: {
+      std::string text = value.dump();
+      if (text.size() > 60) text = text.substr(0, 57) + "...";
+      return text;
+    }
+  }
+}
+
+void JsonCursor::expect_object(std::initializer_list<std::string_view> allowed) const {
+  if (!value_->is_object()) fail_expected("an object");
+  const std::vector<std::string> names(allowed.begin(), allowed.end());
+  for (const auto& [key, member] : value_->items()) {
+    bool known = false;
+    for (std::string_view name : allowed) known = known || name == key;
+    if (known) continue;
+    std::string valid;
+    for (std::string_view name : allowed) valid += (valid.empty() ? "" : ", ") + std::string(name);
+    throw ConfigError(file_, pointer_ + "/" + escape_pointer_token(key),
+                      fmt::format("unknown key '{}'{} (valid keys here: {})", key,
+                                  did_you_mean_suffix(key, names), valid));
+  }
+}
+
+bool JsonCursor::has(std::string_view key) const {
+  return value_->is_object() && value_->contains(key);
+}
+
+JsonCursor JsonCursor::at(std::string_view key) const {
+  if (auto member = find(key)) return *member;
+  fail(fmt::format("missing required key '{}'", key));
+}
+
+std::optional<JsonCursor> JsonCursor::find(std::string_view key) const {
+  if (!value_->is_object()) fail_expected("an object");
+  auto it = value_->find(key);
+  if (it == value_->end()) return std::nullopt;
+  return JsonCursor(*it, file_, pointer_ + "/" + escape_pointer_token(key));
+}
+
+std::size_t JsonCursor::array_size() const {
+  if (!value_->is_array()) fail_expected("an array");
+  return value_->size();
+}
+
+JsonCursor JsonCursor::at(std::size_t index) const {
+  if (!value_->is_array()) fail_expected("an array");
+  if (index >= value_->size()) {
+    fail(fmt::format("index {} is out of range (the array has {} element{})", index,
+                     value_->size(), value_->size() == 1 ? "" : "s"));
+  }
+  return JsonCursor((*value_)[index], file_, fmt::format("{}/{}", pointer_, index));
+}
+
+std::string JsonCursor::as_string() const {
+  if (!value_->is_string()) fail_expected("a string");
+  return value_->get<std::string>();
+}
+
+bool JsonCursor::as_bool() const {
+  if (!value_->is_boolean()) fail_expected("true or false");
+  return value_->get<bool>();
+}
+
+double JsonCursor::as_number() const {
+  if (!value_->is_number()) fail_expected("a number");
+  return value_->get<double>();
+}
+
+double JsonCursor::as_number_at_least(double min) const {
+  const double x = as_number();
+  if (!(x >= min)) fail_expected(fmt::format("a number >= {}", min));
+  return x;
+}
+
+std::int64_t JsonCursor::as_integer(std::int64_t min, std::int64_t max) const {
+  const std::string expectation =
+      max == std::numeric_limits<std::int64_t>::max()
+          ? fmt::format("an integer >= {}", min)
+          : fmt::format("an integer in [{}, {}]", min, max);
+  std::int64_t x = 0;
+  if (value_->is_number_integer()) {
+    if (value_->is_number_unsigned() &&
+        value_->get<std::uint64_t>() >
+            static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      fail_expected(expectation);
+    }
+    x = value_->get<std::int64_t>();
+  } else if (value_->is_number_float()) {
+    const double d = value_->get<double>();
+    if (!(std::floor(d) == d) || std::abs(d) > 9e15) fail_expected(expectation);
+    x = static_cast<std::int64_t>(d);
+  } else {
+    fail_expected(expectation);
+  }
+  if (x < min || x > max) fail_expected(expectation);
+  return x;
+}
+
+TimeNs JsonCursor::as_duration() const {
+  try {
+    if (value_->is_number()) return microseconds_to_ns(value_->get<double>());
+    if (value_->is_string()) return parse_duration(value_->get<std::string>());
+  } catch (const std::invalid_argument& e) {
+    fail_expected(e.what());
+  }
+  fail_expected("a duration (a number of microseconds, or a string such as \"250ns\" or \"1.5us\")");
+}
+
+nlohmann::json parse_json_text(std::string_view text, const std::string& name) {
+  // Track the keys of every open object to reject duplicates, which nlohmann would
+  // otherwise resolve silently by keeping the last one.
+  std::vector<std::set<std::string>> open_objects;
+  std::string duplicate;
+  auto callback = [&](int /*depth*/, nlohmann::json::parse_event_t event,
+                      nlohmann::json& parsed) -> bool {
+    switch (event) {
+      case nlohmann::json::parse_event_t::object_start:
+        open_objects.emplace_back();
+        break;
+      case nlohmann::json::parse_event_t::object_end:
+        open_objects.pop_back();
+        break;
+      case nlohmann::json::parse_event_t::key: {
+        const auto& key = parsed.get_ref<const std::string&>();
+        if (!open_objects.back().insert(key).second && duplicate.empty()) duplicate = key;
+        break;
+      }
+      default:
+        break;
+    }
+    return true;
+  };
+  nlohmann::json document;
+  try {
+    document = nlohmann::json::parse(text.begin(), text.end(), callback);
+  } catch (const nlohmann::json::parse_error& e) {
+    std::string what = e.what();
+    // Drop nlohmann's "[json.exception.parse_error.101] parse error at line 1, column 2: "
+    // prefix; we print our own position.
+    if (auto colon = what.find(": "); colon != std::string::npos && what.starts_with("[json")) {
+      what = what.substr(colon + 2);
+    }
+    const std::size_t byte = e.byte == 0 ? 0 : e.byte - 1;
+    throw ConfigError(name, "", fmt::format("invalid JSON at {}: {}", line_column(text, byte), what));
+  }
+  if (!duplicate.empty()) {
+    throw ConfigError(name, "", fmt::format("invalid JSON: key '{}' appears twice in one object",
+                                            duplicate));
+  }
+  return document;
+}
+
+nlohmann::json read_json_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(path.string(), "", "cannot open the file for reading");
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) throw ConfigError(path.string(), "", "cannot read the file");
+  return parse_json_text(buffer.str(), path.string());
+}
+
+}  // namespace perflow

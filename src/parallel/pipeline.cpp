@@ -1,0 +1,144 @@
+#include "perflow/parallel/pipeline.hpp"
+
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "perflow/core/error.hpp"
+
+namespace perflow::parallel {
+namespace {
+
+constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+
+// Slots per (microbatch, position): forward, backward (B or BW), weight (W).
+enum Slot : std::uint32_t { kForward = 0, kBackward = 1, kWeight = 2, kSlots = 3 };
+
+Slot slot_of(TaskKind kind) {
+  switch (kind) {
+    case TaskKind::F:
+      return kForward;
+    case TaskKind::B:
+    case TaskKind::BW:
+      return kBackward;
+    case TaskKind::W:
+      return kWeight;
+  }
+  return kForward;
+}
+
+struct Layout {
+  PipelineShape shape;
+  std::uint32_t stages;
+  std::uint32_t chunks;
+
+  [[nodiscard]] std::uint32_t positions() const { return stages * chunks; }
+  [[nodiscard]] std::uint32_t position(std::uint32_t device, std::uint32_t chunk) const {
+    return chunk * stages + device;
+  }
+  [[nodiscard]] std::uint32_t device_of(std::uint32_t position) const {
+    return position % stages;
+  }
+};
+
+}  // namespace
+
+void split_fused_backward(PipelinePlan& plan) {
+  for (auto& program : plan.programs) {
+    std::vector<Step> split;
+    split.reserve(program.size() + program.size() / 2);
+    for (const Step& step : program) {
+      if (step.kind == TaskKind::BW) {
+        split.push_back({TaskKind::B, step.microbatch, step.chunk});
+        split.push_back({TaskKind::W, step.microbatch, step.chunk});
+      } else {
+        split.push_back(step);
+      }
+    }
+    program = std::move(split);
+  }
+}
+
+EventGraph build_pipeline_graph(const PipelinePlan& plan, const CostTable& costs) {
+  const Layout layout{plan.shape, plan.stages, plan.chunks};
+  if (plan.programs.size() != plan.stages) {
+    throw ScheduleError(fmt::format("the plan has {} device programs for {} stages",
+                                    plan.programs.size(), plan.stages));
+  }
+  const std::uint32_t positions = layout.positions();
+  const std::size_t slots = std::size_t{plan.microbatches} * positions * kSlots;
+  std::vector<std::uint32_t> task_at(slots, kNone);
+  const auto slot_index = [&](std::uint32_t microbatch, std::uint32_t position, Slot slot) {
+    return (std::size_t{microbatch} * positions + position) * kSlots + slot;
+  };
+
+  std::size_t task_count = 0;
+  for (const auto& program : plan.programs) task_count += program.size();
+  EventGraphBuilder builder(plan.stages);
+  builder.reserve(task_count, task_count * 3);
+
+  // Tasks in device-major program order: ids follow execution, which keeps the
+  // simulation's memory accesses sequential.
+  bool fused = false;
+  bool split = false;
+  for (std::uint32_t device = 0; device < plan.stages; ++device) {
+    for (const Step& step : plan.programs[device]) {
+      const auto where = [&] {  // only formatted on error: this loop is hot
+        return fmt::format("{} on device {}", task_label(step.kind, step.microbatch, step.chunk),
+                           device);
+      };
+      if (step.microbatch >= plan.microbatches || step.chunk >= plan.chunks) {
+        throw ScheduleError(fmt::format("{}: microbatch or chunk out of range (m={}, chunks={})",
+                                        where(), plan.microbatches, plan.chunks));
+      }
+      const std::uint32_t position = layout.position(device, step.chunk);
+      std::uint32_t& entry = task_at[slot_index(step.microbatch, position, slot_of(step.kind))];
+      if (entry != kNone) throw ScheduleError(fmt::format("{}: appears more than once", where()));
+      fused = fused || step.kind == TaskKind::BW;
+      split = split || step.kind == TaskKind::B || step.kind == TaskKind::W;
+      const TaskCosts& c = costs.at(StageId{device}, step.chunk);
+      const TaskId id = builder.add_task(TaskSpec{step.kind, DeviceId{device}, StageId{device},
+                                                  step.microbatch, step.chunk,
+                                                  c.duration(step.kind),
+                                                  c.memory_delta(step.kind)});
+      entry = id.value;
+      builder.append_to_program(id);
+    }
+  }
+  if (fused && split) {
+    throw ScheduleError("a plan mixes fused BW tasks with split B/W tasks");
+  }
+
+  // Every (microbatch, position) needs F and a backward; W exactly when split.
+  for (std::uint32_t mb = 0; mb < plan.microbatches; ++mb) {
+    for (std::uint32_t pos = 0; pos < positions; ++pos) {
+      const std::uint32_t device = layout.device_of(pos);
+      const std::uint32_t chunk = pos / plan.stages;
+      const auto require = [&](Slot slot, TaskKind kind) {
+        if (task_at[slot_index(mb, pos, slot)] == kNone) {
+          throw ScheduleError(fmt::format("{} is missing from the program of device {}",
+                                          task_label(kind, mb, chunk), device));
+        }
+      };
+      require(kForward, TaskKind::F);
+      require(kBackward, split ? TaskKind::B : TaskKind::BW);
+      if (split) require(kWeight, TaskKind::W);
+    }
+  }
+
+  for (std::uint32_t mb = 0; mb < plan.microbatches; ++mb) {
+    for (std::uint32_t pos = 0; pos < positions; ++pos) {
+      const TaskId f{task_at[slot_index(mb, pos, kForward)]};
+      const TaskId b{task_at[slot_index(mb, pos, kBackward)]};
+      if (pos > 0) builder.add_dependence(TaskId{task_at[slot_index(mb, pos - 1, kForward)]}, f);
+      if (pos + 1 < positions) {
+        builder.add_dependence(TaskId{task_at[slot_index(mb, pos + 1, kBackward)]}, b);
+      }
+      builder.add_dependence(f, b);
+      if (split) builder.add_dependence(b, TaskId{task_at[slot_index(mb, pos, kWeight)]});
+    }
+  }
+  return std::move(builder).freeze();
+}
+
+}  // namespace perflow::parallel

@@ -1,0 +1,37 @@
+#include <fmt/format.h>
+
+#include "../detail/schedules.hpp"
+#include "perflow/core/error.hpp"
+
+namespace perflow::parallel::detail {
+
+void require_sizes(const PipelineSpec& spec, std::uint32_t chunks_required) {
+  if (spec.stages < 1) {
+    throw ScheduleError(fmt::format("{} needs at least 1 stage, got {}", spec.schedule,
+                                    spec.stages),
+                        "stages");
+  }
+  if (spec.microbatches < 1) {
+    throw ScheduleError(fmt::format("{} needs at least 1 microbatch, got {}", spec.schedule,
+                                    spec.microbatches),
+                        "microbatches");
+  }
+  if (spec.chunks != chunks_required) {
+    throw ScheduleError(fmt::format("{} needs exactly {} chunk{} per stage, got {}",
+                                    spec.schedule, chunks_required,
+                                    chunks_required == 1 ? "" : "s", spec.chunks),
+                        "chunks");
+  }
+}
+
+PipelinePlan empty_plan(const PipelineSpec& spec, PipelineShape shape) {
+  PipelinePlan plan;
+  plan.shape = shape;
+  plan.stages = spec.stages;
+  plan.microbatches = spec.microbatches;
+  plan.chunks = spec.chunks;
+  plan.programs.resize(spec.stages);
+  return plan;
+}
+
+}  // namespace perflow::parallel::detail

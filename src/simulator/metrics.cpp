@@ -1,0 +1,90 @@
+#include "perflow/simulator/metrics.hpp"
+
+#include <algorithm>
+
+namespace perflow::simulator {
+namespace {
+
+TimeNs edge_cost(const EventGraph& graph, TaskId from, TaskId to, EdgeKind kind,
+                 const SimulationOptions& options) {
+  return kind == EdgeKind::Data && graph.device(from) != graph.device(to) ? options.p2p_latency
+                                                                           : 0;
+}
+
+std::vector<TaskId> binding_chain(const EventGraph& graph, const Trace& trace,
+                                  const SimulationOptions& options) {
+  std::vector<TaskId> chain;
+  if (graph.task_count() == 0) return chain;
+  TaskId last{0};
+  for (std::uint32_t t = 1; t < graph.task_count(); ++t) {
+    if (trace.finish[t] > trace.finish[last.value]) last = TaskId{t};
+  }
+  // Walk back through the predecessor whose arrival set the start (lowest id on ties).
+  for (TaskId current = last;;) {
+    chain.push_back(current);
+    const TimeNs start = trace.start_of(current);
+    TaskId binding;
+    for (const Adjacent& p : graph.predecessors(current)) {
+      const TimeNs arrival =
+          trace.finish_of(p.task) + edge_cost(graph, p.task, current, p.kind, options);
+      if (arrival == start && (!binding.valid() || p.task < binding)) binding = p.task;
+    }
+    if (!binding.valid()) break;
+    current = binding;
+  }
+  std::reverse(chain.begin(), chain.end());
+  return chain;
+}
+
+TimeNs longest_data_path(const EventGraph& graph, const SimulationOptions& options) {
+  std::vector<TimeNs> earliest_finish(graph.task_count(), 0);
+  TimeNs bound = 0;
+  for (const TaskId t : graph.topological_order()) {
+    TimeNs ready = 0;
+    for (const Adjacent& p : graph.predecessors(t)) {
+      if (p.kind != EdgeKind::Data) continue;
+      ready = std::max(ready, earliest_finish[p.task.value] +
+                                  edge_cost(graph, p.task, t, p.kind, options));
+    }
+    earliest_finish[t.value] = ready + graph.duration(t);
+    bound = std::max(bound, earliest_finish[t.value]);
+  }
+  return bound;
+}
+
+}  // namespace
+
+Metrics compute_metrics(const EventGraph& graph, const Trace& trace,
+                        const SimulationOptions& options) {
+  Metrics m;
+  for (const TimeNs f : trace.finish) m.makespan = std::max(m.makespan, f);
+  m.devices.resize(trace.device_count());
+  double bubble_sum = 0;
+  for (std::uint32_t d = 0; d < trace.device_count(); ++d) {
+    DeviceMetrics& dm = m.devices[d];
+    dm.device = DeviceId{d};
+    const auto events = trace.events(DeviceId{d});
+    dm.tasks = events.size();
+    double memory = 0;
+    for (const TaskId t : events) {
+      dm.busy += graph.duration(t);
+      memory += graph.memory_delta(t);
+      dm.peak_memory = std::max(dm.peak_memory, memory);
+    }
+    if (!events.empty()) {
+      dm.first_start = trace.start_of(events.front());
+      for (const TaskId t : events) dm.last_finish = std::max(dm.last_finish, trace.finish_of(t));
+    }
+    dm.bubble_ratio = m.makespan > 0 ? static_cast<double>(m.makespan - dm.busy) /
+                                           static_cast<double>(m.makespan)
+                                     : 0.0;
+    bubble_sum += dm.bubble_ratio;
+    m.total_work += dm.busy;
+  }
+  m.bubble_ratio = m.devices.empty() ? 0.0 : bubble_sum / static_cast<double>(m.devices.size());
+  m.critical_path = binding_chain(graph, trace, options);
+  m.dependency_bound = longest_data_path(graph, options);
+  return m;
+}
+
+}  // namespace perflow::simulator
