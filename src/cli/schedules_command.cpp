@@ -11,7 +11,8 @@ namespace perflow::cli::detail {
 
 void add_schedules_command(CLI::App& app) {
   auto format = std::make_shared<std::string>("text");
-  CLI::App* cmd = app.add_subcommand("schedules", "List the pipeline schedules and their constraints");
+  CLI::App* cmd =
+      app.add_subcommand("schedules", "List the pipeline schedules and their constraints");
   cmd->add_option("--format", *format, "text or json")->check(CLI::IsMember({"text", "json"}));
   cmd->callback([format] {
     const auto& registry = parallel::builtin_schedules();

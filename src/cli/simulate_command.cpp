@@ -48,8 +48,9 @@ void run_simulate(const SimulateOptions& options) {
 
 void add_simulate_command(CLI::App& app) {
   auto options = std::make_shared<SimulateOptions>();
-  CLI::App* cmd = app.add_subcommand("simulate", "Build a pipeline schedule from a JSON config, "
-                                                 "simulate it and summarize the result");
+  CLI::App* cmd = app.add_subcommand("simulate",
+                                     "Build a pipeline schedule from a JSON config, "
+                                     "simulate it and summarize the result");
   cmd->add_option("config", options->config, "Config file (JSON)")->required();
   cmd->add_option("--report", options->report, "Write the JSON report to this file");
   cmd->add_option("--svg", options->svg, "Write the timeline to this SVG file");

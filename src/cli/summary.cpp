@@ -15,18 +15,18 @@ std::string format_memory(double value) {
   return fmt::format("{:.3f}", value);
 }
 
-std::string plural(std::uint32_t n, std::string_view word) {
-  return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
+std::string count(std::uint32_t n, std::string_view one, std::string_view many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
 }
 
 }  // namespace
 
 std::string describe_run(const Config& config, const EventGraph& graph) {
   const parallel::PipelineSpec& p = config.pipeline;
-  return fmt::format("{}{}, {} x {} x {} ({} tasks)", p.schedule,
-                     p.split_backward ? " (split backward)" : "", plural(p.stages, "stage"),
-                     plural(p.microbatches, "microbatch"), plural(p.chunks, "chunk"),
-                     graph.task_count());
+  return fmt::format(
+      "{}{}, {} x {} x {} ({} tasks)", p.schedule, p.split_backward ? " (split backward)" : "",
+      count(p.stages, "stage", "stages"), count(p.microbatches, "microbatch", "microbatches"),
+      count(p.chunks, "chunk", "chunks"), graph.task_count());
 }
 
 std::string format_summary(const Config& config, const EventGraph& graph,

@@ -1,5 +1,6 @@
 #include "perflow/core/atomic_file.hpp"
 
+#include <cerrno>
 #include <cstdio>
 #include <fstream>
 #include <system_error>
@@ -37,7 +38,11 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
   AtomicFile file(path);
   {
     std::ofstream out(file.temp_path(), std::ios::binary | std::ios::trunc);
-    if (!out) throw IoError(fmt::format("cannot open '{}' for writing", path.string()));
+    if (!out) {
+      const int error = errno;
+      throw IoError(fmt::format("cannot write '{}': {}", path.string(),
+                                std::generic_category().message(error)));
+    }
     out.write(content.data(), static_cast<std::streamsize>(content.size()));
     out.flush();
     if (!out) throw IoError(fmt::format("cannot write '{}'", path.string()));

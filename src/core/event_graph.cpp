@@ -10,27 +10,41 @@
 namespace perflow {
 namespace {
 
-// Counting sort of edges by one endpoint into CSR; stable, so each adjacency list keeps
-// insertion order (deterministic, and the order builders intend).
-void build_csr(std::size_t node_count, const std::vector<TaskId>& key,
-               const std::vector<TaskId>& other, const std::vector<EdgeKind>& kind,
-               std::vector<std::uint32_t>& offset, std::vector<Adjacent>& adjacent) {
+// Builds one direction of the CSR adjacency in O(tasks + edges) without a cursor array:
+// program-order edges first in each list, then data edges in insertion order (stable, so
+// deterministic). `key` is the endpoint whose list an edge joins, `other` the far end.
+void build_csr(std::size_t node_count, std::span<const TaskId> program,
+               std::span<const std::uint32_t> program_offset, bool by_target,
+               const BigVector<TaskId>& key, const BigVector<TaskId>& other,
+               BigVector<std::uint32_t>& offset, BigVector<Adjacent>& adjacent) {
+  const auto for_each_order_edge = [&](auto&& visit) {
+    for (std::size_t d = 0; d + 1 < program_offset.size(); ++d) {
+      for (std::uint32_t i = program_offset[d] + 1; i < program_offset[d + 1]; ++i) {
+        const TaskId before = program[i - 1];
+        const TaskId after = program[i];
+        by_target ? visit(after, before) : visit(before, after);
+      }
+    }
+  };
   offset.assign(node_count + 1, 0);
-  for (TaskId k : key) ++offset[k.value + 1];
+  for_each_order_edge([&](TaskId k, TaskId) { ++offset[k.value + 1]; });
+  for (const TaskId k : key) ++offset[k.value + 1];
   for (std::size_t i = 1; i <= node_count; ++i) offset[i] += offset[i - 1];
-  adjacent.resize(key.size());
-  std::vector<std::uint32_t> cursor(offset.begin(), offset.end() - 1);
+  adjacent.resize(offset[node_count]);
+  // Fill using offset[k] as the cursor; afterwards offset[k] holds the old offset[k+1].
+  for_each_order_edge(
+      [&](TaskId k, TaskId o) { adjacent[offset[k.value]++] = Adjacent(o, EdgeKind::Order); });
   for (std::size_t e = 0; e < key.size(); ++e) {
-    adjacent[cursor[key[e].value]++] = Adjacent{other[e], kind[e]};
+    adjacent[offset[key[e].value]++] = Adjacent(other[e], EdgeKind::Data);
   }
+  for (std::size_t i = node_count; i > 0; --i) offset[i] = offset[i - 1];
+  offset[0] = 0;
 }
 
 }  // namespace
 
 EventGraphBuilder::EventGraphBuilder(std::uint32_t device_count)
-    : device_count_(device_count),
-      programs_(device_count),
-      last_in_program_(device_count) {}
+    : device_count_(device_count), programs_(device_count) {}
 
 void EventGraphBuilder::reserve(std::size_t tasks, std::size_t edges) {
   kind_.reserve(tasks);
@@ -43,7 +57,6 @@ void EventGraphBuilder::reserve(std::size_t tasks, std::size_t edges) {
   in_program_.reserve(tasks);
   edge_from_.reserve(edges);
   edge_to_.reserve(edges);
-  edge_kind_.reserve(edges);
 }
 
 TaskId EventGraphBuilder::add_task(const TaskSpec& spec) {
@@ -57,8 +70,8 @@ TaskId EventGraphBuilder::add_task(const TaskSpec& spec) {
                                     task_label(spec.kind, spec.microbatch, spec.chunk),
                                     spec.duration));
   }
-  if (kind_.size() >= std::numeric_limits<std::uint32_t>::max() - 1) {
-    throw ScheduleError("too many tasks for one graph (limit 2^32 - 2)");
+  if (kind_.size() >= (std::size_t{1} << 31) - 1) {
+    throw ScheduleError("too many tasks for one graph (limit 2^31 - 1)");
   }
   const TaskId id{static_cast<std::uint32_t>(kind_.size())};
   kind_.push_back(spec.kind);
@@ -68,7 +81,7 @@ TaskId EventGraphBuilder::add_task(const TaskSpec& spec) {
   chunk_.push_back(spec.chunk);
   duration_.push_back(spec.duration);
   memory_delta_.push_back(spec.memory_delta);
-  in_program_.push_back(false);
+  in_program_.push_back(0);
   return id;
 }
 
@@ -83,33 +96,24 @@ void EventGraphBuilder::add_dependence(TaskId from, TaskId to) {
   check_task(from, "dependence source");
   check_task(to, "dependence target");
   if (from == to) {
-    throw ScheduleError(fmt::format("task {} cannot depend on itself",
-                                    task_label(kind_[from.value], microbatch_[from.value],
-                                               chunk_[from.value])));
+    throw ScheduleError(
+        fmt::format("task {} cannot depend on itself",
+                    task_label(kind_[from.value], microbatch_[from.value], chunk_[from.value])));
   }
   edge_from_.push_back(from);
   edge_to_.push_back(to);
-  edge_kind_.push_back(EdgeKind::Data);
 }
 
 void EventGraphBuilder::append_to_program(TaskId task) {
   check_task(task, "program entry");
   if (in_program_[task.value]) {
-    throw ScheduleError(fmt::format(
-        "task {} appears twice in the program of device {}",
-        task_label(kind_[task.value], microbatch_[task.value], chunk_[task.value]),
-        device_[task.value].value));
+    throw ScheduleError(
+        fmt::format("task {} appears twice in the program of device {}",
+                    task_label(kind_[task.value], microbatch_[task.value], chunk_[task.value]),
+                    device_[task.value].value));
   }
-  in_program_[task.value] = true;
-  const DeviceId device = device_[task.value];
-  TaskId& last = last_in_program_[device.value];
-  if (last.valid()) {
-    edge_from_.push_back(last);
-    edge_to_.push_back(task);
-    edge_kind_.push_back(EdgeKind::Order);
-  }
-  last = task;
-  programs_[device.value].push_back(task);
+  in_program_[task.value] = 1;
+  programs_[device_[task.value].value].push_back(task);
 }
 
 EventGraph EventGraphBuilder::freeze() && {
@@ -123,9 +127,6 @@ EventGraph EventGraphBuilder::freeze() && {
   g.chunk_ = std::move(chunk_);
   g.duration_ = std::move(duration_);
   g.memory_delta_ = std::move(memory_delta_);
-
-  build_csr(n, edge_to_, edge_from_, edge_kind_, g.pred_offset_, g.pred_);
-  build_csr(n, edge_from_, edge_to_, edge_kind_, g.succ_offset_, g.succ_);
 
   std::size_t programmed = 0;
   g.program_offset_.assign(device_count_ + 1, 0);
@@ -144,10 +145,15 @@ EventGraph EventGraphBuilder::freeze() && {
   }
   g.has_program_order_ = programmed == n && n > 0;
   g.program_.reserve(programmed);
-  for (auto& program : programs_) g.program_.insert(g.program_.end(), program.begin(), program.end());
+  for (auto& program : programs_) {
+    g.program_.insert(g.program_.end(), program.begin(), program.end());
+    program = {};
+  }
+  build_csr(n, g.program_, g.program_offset_, true, edge_to_, edge_from_, g.pred_offset_, g.pred_);
+  build_csr(n, g.program_, g.program_offset_, false, edge_from_, edge_to_, g.succ_offset_, g.succ_);
 
   // Kahn's algorithm with a FIFO seeded in id order: deterministic, O(tasks + edges).
-  std::vector<std::uint32_t> remaining(n);
+  BigVector<std::uint32_t> remaining(n);
   for (std::size_t t = 0; t < n; ++t) remaining[t] = g.pred_offset_[t + 1] - g.pred_offset_[t];
   g.topo_.reserve(n);
   for (std::size_t t = 0; t < n; ++t) {
@@ -155,7 +161,7 @@ EventGraph EventGraphBuilder::freeze() && {
   }
   for (std::size_t head = 0; head < g.topo_.size(); ++head) {
     for (const Adjacent& s : g.successors(g.topo_[head])) {
-      if (--remaining[s.task.value] == 0) g.topo_.push_back(s.task);
+      if (--remaining[s.task().value] == 0) g.topo_.push_back(s.task());
     }
   }
   if (g.topo_.size() != n) {
@@ -170,8 +176,8 @@ EventGraph EventGraphBuilder::freeze() && {
       seen_at[current.value] = static_cast<std::uint32_t>(walk.size());
       walk.push_back(current);
       for (const Adjacent& p : g.predecessors(current)) {
-        if (remaining[p.task.value] != 0) {
-          current = p.task;
+        if (remaining[p.task().value] != 0) {
+          current = p.task();
           break;
         }
       }

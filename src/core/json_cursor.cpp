@@ -112,8 +112,8 @@ std::size_t JsonCursor::array_size() const {
 JsonCursor JsonCursor::at(std::size_t index) const {
   if (!value_->is_array()) fail_expected("an array");
   if (index >= value_->size()) {
-    fail(fmt::format("index {} is out of range (the array has {} element{})", index,
-                     value_->size(), value_->size() == 1 ? "" : "s"));
+    fail(fmt::format("index {} is out of range (the array has {} element{})", index, value_->size(),
+                     value_->size() == 1 ? "" : "s"));
   }
   return JsonCursor((*value_)[index], file_, fmt::format("{}/{}", pointer_, index));
 }
@@ -140,10 +140,9 @@ double JsonCursor::as_number_at_least(double min) const {
 }
 
 std::int64_t JsonCursor::as_integer(std::int64_t min, std::int64_t max) const {
-  const std::string expectation =
-      max == std::numeric_limits<std::int64_t>::max()
-          ? fmt::format("an integer >= {}", min)
-          : fmt::format("an integer in [{}, {}]", min, max);
+  const std::string expectation = max == std::numeric_limits<std::int64_t>::max()
+                                      ? fmt::format("an integer >= {}", min)
+                                      : fmt::format("an integer in [{}, {}]", min, max);
   std::int64_t x = 0;
   if (value_->is_number_integer()) {
     if (value_->is_number_unsigned() &&
@@ -170,7 +169,8 @@ TimeNs JsonCursor::as_duration() const {
   } catch (const std::invalid_argument& e) {
     fail_expected(e.what());
   }
-  fail_expected("a duration (a number of microseconds, or a string such as \"250ns\" or \"1.5us\")");
+  fail_expected(
+      "a duration (a number of microseconds, or a string such as \"250ns\" or \"1.5us\")");
 }
 
 nlohmann::json parse_json_text(std::string_view text, const std::string& name) {
@@ -208,11 +208,12 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& name) {
       what = what.substr(colon + 2);
     }
     const std::size_t byte = e.byte == 0 ? 0 : e.byte - 1;
-    throw ConfigError(name, "", fmt::format("invalid JSON at {}: {}", line_column(text, byte), what));
+    throw ConfigError(name, "",
+                      fmt::format("invalid JSON at {}: {}", line_column(text, byte), what));
   }
   if (!duplicate.empty()) {
-    throw ConfigError(name, "", fmt::format("invalid JSON: key '{}' appears twice in one object",
-                                            duplicate));
+    throw ConfigError(name, "",
+                      fmt::format("invalid JSON: key '{}' appears twice in one object", duplicate));
   }
   return document;
 }

@@ -16,8 +16,8 @@ struct Unit {
 };
 
 // Longest suffixes first so "ms" is not read as "s".
-constexpr Unit kUnits[] = {{"ns", 1},        {"us", kNsPerUs}, {"\xC2\xB5s", kNsPerUs},
-                           {"ms", kNsPerMs}, {"s", kNsPerS}};
+constexpr Unit kUnits[] = {
+    {"ns", 1}, {"us", kNsPerUs}, {"\xC2\xB5s", kNsPerUs}, {"ms", kNsPerMs}, {"s", kNsPerS}};
 
 constexpr TimeNs kMaxNs = std::numeric_limits<TimeNs>::max() / 16;
 

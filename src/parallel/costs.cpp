@@ -34,7 +34,8 @@ double TaskCosts::memory_delta(TaskKind kind) const {
 }
 
 void CostTable::set(StageId stage, std::uint32_t chunk, TaskCosts costs) {
-  const std::uint32_t stages = chunks_ == 0 ? 0 : static_cast<std::uint32_t>(entries_.size()) / chunks_;
+  const std::uint32_t stages =
+      chunks_ == 0 ? 0 : static_cast<std::uint32_t>(entries_.size()) / chunks_;
   const std::uint32_t new_chunks = std::max(chunks_, chunk + 1);
   const std::uint32_t new_stages = std::max(stages, stage.value + 1);
   if (new_chunks != chunks_ || new_stages != stages) {

@@ -36,9 +36,7 @@ struct Layout {
   [[nodiscard]] std::uint32_t position(std::uint32_t device, std::uint32_t chunk) const {
     return chunk * stages + device;
   }
-  [[nodiscard]] std::uint32_t device_of(std::uint32_t position) const {
-    return position % stages;
-  }
+  [[nodiscard]] std::uint32_t device_of(std::uint32_t position) const { return position % stages; }
 };
 
 }  // namespace
@@ -97,10 +95,9 @@ EventGraph build_pipeline_graph(const PipelinePlan& plan, const CostTable& costs
       fused = fused || step.kind == TaskKind::BW;
       split = split || step.kind == TaskKind::B || step.kind == TaskKind::W;
       const TaskCosts& c = costs.at(StageId{device}, step.chunk);
-      const TaskId id = builder.add_task(TaskSpec{step.kind, DeviceId{device}, StageId{device},
-                                                  step.microbatch, step.chunk,
-                                                  c.duration(step.kind),
-                                                  c.memory_delta(step.kind)});
+      const TaskId id =
+          builder.add_task(TaskSpec{step.kind, DeviceId{device}, StageId{device}, step.microbatch,
+                                    step.chunk, c.duration(step.kind), c.memory_delta(step.kind)});
       entry = id.value;
       builder.append_to_program(id);
     }

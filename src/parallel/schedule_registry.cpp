@@ -28,8 +28,7 @@ const ScheduleInfo& ScheduleRegistry::get(std::string_view name) const {
   if (const ScheduleInfo* info = find(name)) return *info;
   const std::vector<std::string> valid = names();
   throw UnknownNameError(fmt::format("unknown schedule '{}'{} (valid: {})", name,
-                                     did_you_mean_suffix(name, valid),
-                                     fmt::join(valid, ", ")));
+                                     did_you_mean_suffix(name, valid), fmt::join(valid, ", ")));
 }
 
 std::vector<std::string> ScheduleRegistry::names() const {

@@ -7,8 +7,7 @@ namespace {
 
 TimeNs edge_cost(const EventGraph& graph, TaskId from, TaskId to, EdgeKind kind,
                  const SimulationOptions& options) {
-  return kind == EdgeKind::Data && graph.device(from) != graph.device(to) ? options.p2p_latency
-                                                                           : 0;
+  return kind == EdgeKind::Data && graph.device(from) != graph.device(to) ? options.p2p_latency : 0;
 }
 
 std::vector<TaskId> binding_chain(const EventGraph& graph, const Trace& trace,
@@ -26,8 +25,8 @@ std::vector<TaskId> binding_chain(const EventGraph& graph, const Trace& trace,
     TaskId binding;
     for (const Adjacent& p : graph.predecessors(current)) {
       const TimeNs arrival =
-          trace.finish_of(p.task) + edge_cost(graph, p.task, current, p.kind, options);
-      if (arrival == start && (!binding.valid() || p.task < binding)) binding = p.task;
+          trace.finish_of(p.task()) + edge_cost(graph, p.task(), current, p.kind(), options);
+      if (arrival == start && (!binding.valid() || p.task() < binding)) binding = p.task();
     }
     if (!binding.valid()) break;
     current = binding;
@@ -37,14 +36,14 @@ std::vector<TaskId> binding_chain(const EventGraph& graph, const Trace& trace,
 }
 
 TimeNs longest_data_path(const EventGraph& graph, const SimulationOptions& options) {
-  std::vector<TimeNs> earliest_finish(graph.task_count(), 0);
+  BigVector<TimeNs> earliest_finish(graph.task_count(), 0);
   TimeNs bound = 0;
   for (const TaskId t : graph.topological_order()) {
     TimeNs ready = 0;
     for (const Adjacent& p : graph.predecessors(t)) {
-      if (p.kind != EdgeKind::Data) continue;
-      ready = std::max(ready, earliest_finish[p.task.value] +
-                                  edge_cost(graph, p.task, t, p.kind, options));
+      if (p.kind() != EdgeKind::Data) continue;
+      ready = std::max(ready, earliest_finish[p.task().value] +
+                                  edge_cost(graph, p.task(), t, p.kind(), options));
     }
     earliest_finish[t.value] = ready + graph.duration(t);
     bound = std::max(bound, earliest_finish[t.value]);
@@ -75,9 +74,9 @@ Metrics compute_metrics(const EventGraph& graph, const Trace& trace,
       dm.first_start = trace.start_of(events.front());
       for (const TaskId t : events) dm.last_finish = std::max(dm.last_finish, trace.finish_of(t));
     }
-    dm.bubble_ratio = m.makespan > 0 ? static_cast<double>(m.makespan - dm.busy) /
-                                           static_cast<double>(m.makespan)
-                                     : 0.0;
+    dm.bubble_ratio =
+        m.makespan > 0 ? static_cast<double>(m.makespan - dm.busy) / static_cast<double>(m.makespan)
+                       : 0.0;
     bubble_sum += dm.bubble_ratio;
     m.total_work += dm.busy;
   }

@@ -25,8 +25,8 @@ Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options
     TimeNs ready = 0;
     const DeviceId here = device[t.value];
     for (const Adjacent& p : graph.predecessors(t)) {
-      TimeNs arrival = finish[p.task.value];
-      if (p.kind == EdgeKind::Data && device[p.task.value] != here) arrival += latency;
+      TimeNs arrival = finish[p.task().value];
+      if (p.kind() == EdgeKind::Data && device[p.task().value] != here) arrival += latency;
       ready = std::max(ready, arrival);
     }
     start[t.value] = ready;

@@ -88,8 +88,7 @@ TEST(Config, ErrorsNameThePointerTheRuleAndTheValue) {
        "\"5 parsecs\""},
       {[](auto& d) { d["pipeline"]["split_backward"] = 1; },
        "cfg.json:/pipeline/split_backward: expected true or false, got 1"},
-      {[](auto& d) { d = nlohmann::json::array(); },
-       "cfg.json: expected an object, got an array"},
+      {[](auto& d) { d = nlohmann::json::array(); }, "cfg.json: expected an object, got an array"},
       {[](auto& d) { d.erase("pipeline"); }, "cfg.json: missing required key 'pipeline'"},
   };
   for (const Case& c : cases) {

@@ -31,13 +31,15 @@ TEST(EventGraph, FreezeBuildsCsrInBothDirections) {
   EXPECT_TRUE(g.has_program_order());
   EXPECT_EQ(g.label(bw1), "BW0.0");
   ASSERT_EQ(g.predecessors(bw0).size(), 2u);
-  EXPECT_EQ(g.predecessors(bw0)[0].task, bw1);
-  EXPECT_EQ(g.predecessors(bw0)[0].kind, EdgeKind::Data);
-  EXPECT_EQ(g.predecessors(bw0)[1].task, f0);
-  EXPECT_EQ(g.predecessors(bw0)[1].kind, EdgeKind::Order);
+  // The program-order edge comes first, then data edges in insertion order.
+  EXPECT_EQ(g.predecessors(bw0)[0].task(), f0);
+  EXPECT_EQ(g.predecessors(bw0)[0].kind(), EdgeKind::Order);
+  EXPECT_EQ(g.predecessors(bw0)[1].task(), bw1);
+  EXPECT_EQ(g.predecessors(bw0)[1].kind(), EdgeKind::Data);
   ASSERT_EQ(g.successors(f0).size(), 2u);
-  EXPECT_EQ(g.successors(f0)[0].task, f1);
-  EXPECT_EQ(g.successors(f0)[1].task, bw0);
+  EXPECT_EQ(g.successors(f0)[0].task(), bw0);
+  EXPECT_EQ(g.successors(f0)[0].kind(), EdgeKind::Order);
+  EXPECT_EQ(g.successors(f0)[1].task(), f1);
   const std::vector<TaskId> program0(g.program(DeviceId{0}).begin(), g.program(DeviceId{0}).end());
   EXPECT_EQ(program0, (std::vector<TaskId>{f0, bw0}));
   const std::vector<TaskId> topo(g.topological_order().begin(), g.topological_order().end());

@@ -35,7 +35,9 @@ TEST(JsonCursor, ErrorsNameFilePointerExpectationAndValue) {
 TEST(JsonCursor, UnknownKeyGetsDidYouMeanAndValidKeys) {
   const auto doc = nlohmann::json::parse(R"({"stagse": 4})");
   const JsonCursor root(doc, "c.json");
-  EXPECT_EQ(error_of([&] { root.expect_object({"stages", "microbatches"}); }),
+  EXPECT_EQ(error_of([&] {
+              root.expect_object({"stages", "microbatches"});
+            }),
             "c.json:/stagse: unknown key 'stagse'; did you mean 'stages'? (valid keys here: "
             "stages, microbatches)");
 }

@@ -19,7 +19,7 @@ struct Simulated {
 };
 
 Simulated run(const std::string& schedule, std::uint32_t p, std::uint32_t m, TaskCosts costs,
-        bool split = false) {
+              bool split = false) {
   PipelineSpec spec;
   spec.schedule = schedule;
   spec.stages = p;
@@ -49,8 +49,10 @@ TEST(OneFOneB, FewerMicrobatchesThanStages) {
 
 TEST(OneFOneB, SplitBackwardRunsBThenW) {
   const Simulated r = run("1f1b", 2, 3, TaskCosts{1000, 1000, 1000, 1.0, 0.0}, true);
-  EXPECT_EQ(order_string(r.graph, r.result.trace, 0), "F0.0 F1.0 B0.0 W0.0 F2.0 B1.0 W1.0 B2.0 W2.0");
-  EXPECT_EQ(order_string(r.graph, r.result.trace, 1), "F0.0 B0.0 W0.0 F1.0 B1.0 W1.0 F2.0 B2.0 W2.0");
+  EXPECT_EQ(order_string(r.graph, r.result.trace, 0),
+            "F0.0 F1.0 B0.0 W0.0 F2.0 B1.0 W1.0 B2.0 W2.0");
+  EXPECT_EQ(order_string(r.graph, r.result.trace, 1),
+            "F0.0 B0.0 W0.0 F1.0 B1.0 W1.0 F2.0 B2.0 W2.0");
 }
 
 TEST(GPipe, AllForwardsThenAllBackwards) {

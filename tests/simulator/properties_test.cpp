@@ -7,10 +7,10 @@
 #include <random>
 #include <vector>
 
-#include <boost/graph/adjacency_list.hpp>
-#include <boost/graph/topological_sort.hpp>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/topological_sort.hpp>
 
 #include "perflow/parallel/schedule_registry.hpp"
 #include "perflow/simulator/simulate.hpp"
@@ -23,20 +23,20 @@ TimeNs comm(const EventGraph& g, TaskId from, TaskId to, EdgeKind kind, TimeNs l
 }
 
 // Start times by longest path over an order Boost computes, independently of our Kahn pass.
-std::vector<TimeNs> boost_oracle_starts(const EventGraph& g, TimeNs latency) {
+BigVector<TimeNs> boost_oracle_starts(const EventGraph& g, TimeNs latency) {
   using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
   Graph bg(g.task_count());
   for (std::uint32_t v = 0; v < g.task_count(); ++v) {
-    for (const Adjacent& s : g.successors(TaskId{v})) boost::add_edge(v, s.task.value, bg);
+    for (const Adjacent& s : g.successors(TaskId{v})) boost::add_edge(v, s.task().value, bg);
   }
   std::vector<std::size_t> reverse_topo;
   boost::topological_sort(bg, std::back_inserter(reverse_topo));
-  std::vector<TimeNs> start(g.task_count(), 0);
+  BigVector<TimeNs> start(g.task_count(), 0);
   for (auto it = reverse_topo.rbegin(); it != reverse_topo.rend(); ++it) {
     const TaskId v{static_cast<std::uint32_t>(*it)};
     for (const Adjacent& p : g.predecessors(v)) {
-      start[v.value] = std::max(start[v.value], start[p.task.value] + g.duration(p.task) +
-                                                    comm(g, p.task, v, p.kind, latency));
+      start[v.value] = std::max(start[v.value], start[p.task().value] + g.duration(p.task()) +
+                                                    comm(g, p.task(), v, p.kind(), latency));
     }
   }
   return start;
@@ -50,7 +50,8 @@ TEST(SimulatorProperties, RandomPipelines) {
       return std::uniform_int_distribution<std::uint32_t>(lo, hi)(rng);
     };
     parallel::PipelineSpec spec;
-    spec.schedule = registry.all()[pick(0, static_cast<std::uint32_t>(registry.all().size()) - 1)].name;
+    spec.schedule =
+        registry.all()[pick(0, static_cast<std::uint32_t>(registry.all().size()) - 1)].name;
     spec.stages = pick(1, 8);
     spec.microbatches = pick(1, 16);
     spec.split_backward = pick(0, 1) == 1;
@@ -85,9 +86,9 @@ TEST(SimulatorProperties, RandomPipelines) {
     std::size_t cross_device = 0;
     for (std::uint32_t v = 0; v < g.task_count(); ++v) {
       for (const Adjacent& p : g.predecessors(TaskId{v})) {
-        const TimeNs c = comm(g, p.task, TaskId{v}, p.kind, latency);
+        const TimeNs c = comm(g, p.task(), TaskId{v}, p.kind(), latency);
         cross_device += c > 0 ? 1 : 0;
-        ASSERT_GE(t.start[v], t.finish_of(p.task) + c);
+        ASSERT_GE(t.start[v], t.finish_of(p.task()) + c);
       }
     }
 
@@ -104,9 +105,9 @@ TEST(SimulatorProperties, RandomPipelines) {
       const TaskId next = m.critical_path[i];
       bool linked = false;
       for (const Adjacent& p : g.predecessors(next)) {
-        linked = linked || (p.task == prev && t.finish_of(prev) + comm(g, prev, next, p.kind,
-                                                                       latency) ==
-                                                  t.start_of(next));
+        linked = linked ||
+                 (p.task() == prev &&
+                  t.finish_of(prev) + comm(g, prev, next, p.kind(), latency) == t.start_of(next));
       }
       ASSERT_TRUE(linked) << "critical path step " << i;
     }

@@ -23,9 +23,8 @@ TEST(Simulate, HandWorkedGPipeWithLatency) {
   const SimulationResult r = simulate(g, SimulationOptions{500});
 
   // Ids are device-major in program order: d0 F0 F1 BW0 BW1, d1 F0 F1 BW0 BW1.
-  EXPECT_EQ(r.trace.start, (std::vector<TimeNs>{0, 1000, 6000, 8000, 1500, 2500, 3500, 5500}));
-  EXPECT_EQ(r.trace.finish,
-            (std::vector<TimeNs>{1000, 2000, 8000, 10000, 2500, 3500, 5500, 7500}));
+  EXPECT_EQ(r.trace.start, (BigVector<TimeNs>{0, 1000, 6000, 8000, 1500, 2500, 3500, 5500}));
+  EXPECT_EQ(r.trace.finish, (BigVector<TimeNs>{1000, 2000, 8000, 10000, 2500, 3500, 5500, 7500}));
   EXPECT_EQ(r.metrics.makespan, 10000);
   EXPECT_EQ(r.metrics.total_work, 12000);
   EXPECT_EQ(r.metrics.dependency_bound, 7000);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "perflow/core/huge_page_allocator.hpp"
 #include "perflow/core/id.hpp"
 #include "perflow/core/task.hpp"
 #include "perflow/core/time.hpp"
@@ -15,10 +16,19 @@ namespace perflow {
 /// cross devices and then pays communication. `order`: program order on one device.
 enum class EdgeKind : std::uint8_t { Data, Order };
 
-/// One end of an edge as stored in the compressed adjacency.
-struct Adjacent {
-  TaskId task;
-  EdgeKind kind = EdgeKind::Data;
+/// One end of an edge as stored in the compressed adjacency: the task at the other end and
+/// the edge's kind, packed into 32 bits (task ids are below 2^31).
+class Adjacent {
+ public:
+  constexpr Adjacent() = default;
+  constexpr Adjacent(TaskId task, EdgeKind kind)
+      : bits_(task.value << 1 | static_cast<std::uint32_t>(kind)) {}
+
+  [[nodiscard]] constexpr TaskId task() const { return TaskId{bits_ >> 1}; }
+  [[nodiscard]] constexpr EdgeKind kind() const { return static_cast<EdgeKind>(bits_ & 1u); }
+
+ private:
+  std::uint32_t bits_ = 0;
 };
 
 /// Everything a builder says about one task.
@@ -46,7 +56,8 @@ class EventGraphBuilder {
   TaskId add_task(const TaskSpec& spec);
   /// A data dependence: `to` cannot start before `from` finishes (plus communication).
   void add_dependence(TaskId from, TaskId to);
-  /// Appends `task` to its device's program; consecutive tasks get an `order` edge.
+  /// Appends `task` to its device's program; consecutive tasks get an `order` edge (made at
+  /// freeze time, first in each adjacency list; data edges follow in insertion order).
   void append_to_program(TaskId task);
 
   [[nodiscard]] std::size_t task_count() const { return kind_.size(); }
@@ -61,19 +72,17 @@ class EventGraphBuilder {
   void check_task(TaskId id, const char* what) const;
 
   std::uint32_t device_count_;
-  std::vector<TaskKind> kind_;
-  std::vector<DeviceId> device_;
-  std::vector<StageId> stage_;
-  std::vector<std::uint32_t> microbatch_;
-  std::vector<std::uint32_t> chunk_;
-  std::vector<TimeNs> duration_;
-  std::vector<double> memory_delta_;
-  std::vector<TaskId> edge_from_;
-  std::vector<TaskId> edge_to_;
-  std::vector<EdgeKind> edge_kind_;
+  BigVector<TaskKind> kind_;
+  BigVector<DeviceId> device_;
+  BigVector<StageId> stage_;
+  BigVector<std::uint32_t> microbatch_;
+  BigVector<std::uint32_t> chunk_;
+  BigVector<TimeNs> duration_;
+  BigVector<double> memory_delta_;
+  BigVector<TaskId> edge_from_;  // data dependences only
+  BigVector<TaskId> edge_to_;
   std::vector<std::vector<TaskId>> programs_;
-  std::vector<TaskId> last_in_program_;
-  std::vector<bool> in_program_;
+  BigVector<std::uint8_t> in_program_;
 };
 
 /// An immutable task graph: tasks in struct-of-arrays, edges in CSR (both directions),
@@ -115,20 +124,20 @@ class EventGraph {
   friend class EventGraphBuilder;
 
   std::uint32_t device_count_ = 0;
-  std::vector<TaskKind> kind_;
-  std::vector<DeviceId> device_;
-  std::vector<StageId> stage_;
-  std::vector<std::uint32_t> microbatch_;
-  std::vector<std::uint32_t> chunk_;
-  std::vector<TimeNs> duration_;
-  std::vector<double> memory_delta_;
-  std::vector<std::uint32_t> pred_offset_;
-  std::vector<Adjacent> pred_;
-  std::vector<std::uint32_t> succ_offset_;
-  std::vector<Adjacent> succ_;
-  std::vector<std::uint32_t> program_offset_;
-  std::vector<TaskId> program_;
-  std::vector<TaskId> topo_;
+  BigVector<TaskKind> kind_;
+  BigVector<DeviceId> device_;
+  BigVector<StageId> stage_;
+  BigVector<std::uint32_t> microbatch_;
+  BigVector<std::uint32_t> chunk_;
+  BigVector<TimeNs> duration_;
+  BigVector<double> memory_delta_;
+  BigVector<std::uint32_t> pred_offset_;
+  BigVector<Adjacent> pred_;
+  BigVector<std::uint32_t> succ_offset_;
+  BigVector<Adjacent> succ_;
+  BigVector<std::uint32_t> program_offset_;
+  BigVector<TaskId> program_;
+  BigVector<TaskId> topo_;
   bool has_program_order_ = false;
 };
 

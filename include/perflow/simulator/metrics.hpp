@@ -12,8 +12,8 @@ namespace perflow::simulator {
 struct DeviceMetrics {
   DeviceId device;
   std::size_t tasks = 0;
-  TimeNs busy = 0;          ///< sum of task durations
-  TimeNs first_start = 0;   ///< 0 if the device runs nothing
+  TimeNs busy = 0;         ///< sum of task durations
+  TimeNs first_start = 0;  ///< 0 if the device runs nothing
   TimeNs last_finish = 0;
   double bubble_ratio = 0;  ///< (makespan - busy) / makespan
   double peak_memory = 0;   ///< max running sum of memory deltas in execution order, from 0
@@ -24,9 +24,9 @@ struct DeviceMetrics {
 };
 
 struct Metrics {
-  TimeNs makespan = 0;     ///< latest finish (every device starts at 0)
-  TimeNs total_work = 0;   ///< sum of all task durations
-  double bubble_ratio = 0; ///< mean of the devices' bubble ratios
+  TimeNs makespan = 0;      ///< latest finish (every device starts at 0)
+  TimeNs total_work = 0;    ///< sum of all task durations
+  double bubble_ratio = 0;  ///< mean of the devices' bubble ratios
   std::vector<DeviceMetrics> devices;
   /// The chain of tasks that fixes the makespan: each waits on the previous one, through
   /// a dependence or its device's program order. First task starts at 0.

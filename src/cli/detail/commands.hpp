@@ -8,9 +8,9 @@ namespace perflow::cli::detail {
 enum ExitCode : int {
   kSuccess = 0,
   kInternalError = 1,
-  kUsageError = 2,      // bad command line, bad config, unknown name, sizes a schedule refuses
-  kDeadlock = 3,        // the task graph has a dependence cycle
-  kOutputError = 4,     // an output file could not be written
+  kUsageError = 2,   // bad command line, bad config, unknown name, sizes a schedule refuses
+  kDeadlock = 3,     // the task graph has a dependence cycle
+  kOutputError = 4,  // an output file could not be written
 };
 
 // Each registers its subcommand; the subcommand's callback runs the command.

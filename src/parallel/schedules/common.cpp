@@ -7,19 +7,17 @@ namespace perflow::parallel::detail {
 
 void require_sizes(const PipelineSpec& spec, std::uint32_t chunks_required) {
   if (spec.stages < 1) {
-    throw ScheduleError(fmt::format("{} needs at least 1 stage, got {}", spec.schedule,
-                                    spec.stages),
-                        "stages");
+    throw ScheduleError(
+        fmt::format("{} needs at least 1 stage, got {}", spec.schedule, spec.stages), "stages");
   }
   if (spec.microbatches < 1) {
-    throw ScheduleError(fmt::format("{} needs at least 1 microbatch, got {}", spec.schedule,
-                                    spec.microbatches),
-                        "microbatches");
+    throw ScheduleError(
+        fmt::format("{} needs at least 1 microbatch, got {}", spec.schedule, spec.microbatches),
+        "microbatches");
   }
   if (spec.chunks != chunks_required) {
-    throw ScheduleError(fmt::format("{} needs exactly {} chunk{} per stage, got {}",
-                                    spec.schedule, chunks_required,
-                                    chunks_required == 1 ? "" : "s", spec.chunks),
+    throw ScheduleError(fmt::format("{} needs exactly {} chunk{} per stage, got {}", spec.schedule,
+                                    chunks_required, chunks_required == 1 ? "" : "s", spec.chunks),
                         "chunks");
   }
 }

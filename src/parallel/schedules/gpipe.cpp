@@ -10,7 +10,8 @@ PipelinePlan plan_gpipe(const PipelineSpec& spec, const CostTable& /*costs*/) {
   PipelinePlan plan = empty_plan(spec, PipelineShape::Linear);
   for (auto& program : plan.programs) {
     program.reserve(std::size_t{spec.microbatches} * 2);
-    for (std::uint32_t mb = 0; mb < spec.microbatches; ++mb) program.push_back({TaskKind::F, mb, 0});
+    for (std::uint32_t mb = 0; mb < spec.microbatches; ++mb)
+      program.push_back({TaskKind::F, mb, 0});
     for (std::uint32_t mb = 0; mb < spec.microbatches; ++mb) {
       program.push_back({TaskKind::BW, mb, 0});
     }

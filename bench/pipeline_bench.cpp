@@ -1,0 +1,74 @@
+// Build + freeze + simulate throughput of pipeline schedules, in tasks per second.
+// Sizes from the foundation issue: 1F1B at p=64, m=1024 (131k tasks) and p=128, m=4096
+// (1M tasks). Run: make bench (Release), or build/release/bench/perflow_bench.
+#include <benchmark/benchmark.h>
+
+#include "perflow/parallel/schedule_registry.hpp"
+#include "perflow/simulator/simulate.hpp"
+
+namespace {
+
+using namespace perflow;
+
+parallel::PipelineSpec spec_of(const benchmark::State& state, const char* schedule) {
+  parallel::PipelineSpec spec;
+  spec.schedule = schedule;
+  spec.stages = static_cast<std::uint32_t>(state.range(0));
+  spec.microbatches = static_cast<std::uint32_t>(state.range(1));
+  return spec;
+}
+
+const parallel::CostTable kCosts(parallel::TaskCosts{1'315'000, 2'733'000, 2'650'000, 1.0, 0.0});
+
+void report_tasks(benchmark::State& state, std::size_t tasks) {
+  state.counters["tasks"] = static_cast<double>(tasks);
+  state.counters["tasks_per_s"] =
+      benchmark::Counter(static_cast<double>(tasks) * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate);
+}
+
+// Plan the schedule, build the graph and freeze it.
+void BM_Build(benchmark::State& state, const char* schedule) {
+  const auto spec = spec_of(state, schedule);
+  std::size_t tasks = 0;
+  for (auto _ : state) {
+    const EventGraph graph = parallel::build_schedule(spec, kCosts);
+    tasks = graph.task_count();
+    benchmark::DoNotOptimize(graph.topological_order().data());
+  }
+  report_tasks(state, tasks);
+}
+
+// Simulate a prebuilt graph (trace + metrics): what a sweep over costs pays per point.
+void BM_Simulate(benchmark::State& state, const char* schedule) {
+  const EventGraph graph = parallel::build_schedule(spec_of(state, schedule), kCosts);
+  for (auto _ : state) {
+    const auto result = simulator::simulate(graph, simulator::SimulationOptions{1000});
+    benchmark::DoNotOptimize(result.metrics.makespan);
+  }
+  report_tasks(state, graph.task_count());
+}
+
+// End to end: build + freeze + simulate.
+void BM_EndToEnd(benchmark::State& state, const char* schedule) {
+  const auto spec = spec_of(state, schedule);
+  std::size_t tasks = 0;
+  for (auto _ : state) {
+    const EventGraph graph = parallel::build_schedule(spec, kCosts);
+    const auto result = simulator::simulate(graph, simulator::SimulationOptions{1000});
+    tasks = graph.task_count();
+    benchmark::DoNotOptimize(result.metrics.makespan);
+  }
+  report_tasks(state, tasks);
+}
+
+void sizes(benchmark::internal::Benchmark* b) {
+  b->Args({64, 1024})->Args({128, 4096})->Unit(benchmark::kMillisecond);
+}
+
+BENCHMARK_CAPTURE(BM_Build, 1f1b, "1f1b")->Apply(sizes);
+BENCHMARK_CAPTURE(BM_Simulate, 1f1b, "1f1b")->Apply(sizes);
+BENCHMARK_CAPTURE(BM_EndToEnd, 1f1b, "1f1b")->Apply(sizes);
+BENCHMARK_CAPTURE(BM_EndToEnd, gpipe, "gpipe")->Apply(sizes);
+
+}  // namespace

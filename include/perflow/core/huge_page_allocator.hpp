@@ -1,0 +1,39 @@
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace perflow {
+namespace detail {
+/// Large blocks (>= 4 MiB) are 2 MiB-aligned and advised for transparent huge pages, so a
+/// million-task graph takes hundreds instead of ~100k page faults; small ones use new.
+void* allocate_large(std::size_t bytes);
+void deallocate_large(void* p, std::size_t bytes) noexcept;
+}  // namespace detail
+
+/// A std::allocator for the big arrays of graphs and traces: first touch of fresh memory
+/// (page faults) dominated building a 1M-task graph before huge pages.
+template <class T>
+struct HugePageAllocator {
+  using value_type = T;
+
+  HugePageAllocator() = default;
+  template <class U>
+  constexpr HugePageAllocator(const HugePageAllocator<U>& /*other*/) noexcept {}
+
+  [[nodiscard]] T* allocate(std::size_t n) {
+    return static_cast<T*>(detail::allocate_large(n * sizeof(T)));
+  }
+  void deallocate(T* p, std::size_t n) noexcept { detail::deallocate_large(p, n * sizeof(T)); }
+
+  template <class U>
+  friend constexpr bool operator==(const HugePageAllocator&, const HugePageAllocator<U>&) {
+    return true;
+  }
+};
+
+/// A vector of possibly millions of elements (tasks, edges).
+template <class T>
+using BigVector = std::vector<T, HugePageAllocator<T>>;
+
+}  // namespace perflow

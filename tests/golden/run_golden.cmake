@@ -1,0 +1,80 @@
+# Runs one golden CLI case: `cmake -DPERFLOW=<exe> -DCASE_DIR=<dir> -DOUT_DIR=<dir> -P this`.
+#
+# A case directory holds:
+#   args              the command-line arguments, one per line; @OUT@ is a fresh output dir
+#   expected.exit     the exit code
+#   expected.stdout   standard output   (the output dir's path appears as @OUT@)
+#   expected.stderr   standard error
+#   expected.out.<f>  the expected content of output file <f> in @OUT@
+# The command runs in the case directory. Any other file left in @OUT@ fails the case (a
+# half-written or temporary file). With PERFLOW_UPDATE_GOLDEN=1 in the environment the
+# expected files are rewritten from the actual run instead; review the diff.
+cmake_minimum_required(VERSION 3.25)
+
+file(STRINGS "${CASE_DIR}/args" raw_args)
+set(args)
+foreach(arg IN LISTS raw_args)
+  string(REPLACE "@OUT@" "${OUT_DIR}" arg "${arg}")
+  list(APPEND args "${arg}")
+endforeach()
+
+file(REMOVE_RECURSE "${OUT_DIR}" "${OUT_DIR}.actual")
+file(MAKE_DIRECTORY "${OUT_DIR}" "${OUT_DIR}.actual")
+execute_process(COMMAND "${PERFLOW}" ${args}
+  WORKING_DIRECTORY "${CASE_DIR}"
+  RESULT_VARIABLE exit_code OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr)
+string(REPLACE "${OUT_DIR}" "@OUT@" stdout "${stdout}")
+string(REPLACE "${OUT_DIR}" "@OUT@" stderr "${stderr}")
+file(WRITE "${OUT_DIR}.actual/expected.exit" "${exit_code}\n")
+file(WRITE "${OUT_DIR}.actual/expected.stdout" "${stdout}")
+file(WRITE "${OUT_DIR}.actual/expected.stderr" "${stderr}")
+
+set(update "$ENV{PERFLOW_UPDATE_GOLDEN}")
+set(failed FALSE)
+
+function(check name actual_file)
+  set(expected_file "${CASE_DIR}/${name}")
+  if(update)
+    if(EXISTS "${actual_file}")
+      file(COPY_FILE "${actual_file}" "${expected_file}")
+    else()
+      file(REMOVE "${expected_file}")
+    endif()
+    return()
+  endif()
+  if(NOT EXISTS "${actual_file}")
+    message(SEND_ERROR "${name}: the run did not produce this file")
+    set(failed TRUE PARENT_SCOPE)
+    return()
+  endif()
+  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files "${expected_file}" "${actual_file}"
+    RESULT_VARIABLE different)
+  if(different)
+    execute_process(COMMAND diff -u "${expected_file}" "${actual_file}" OUTPUT_VARIABLE diff)
+    message(SEND_ERROR "${name} differs from the golden file:\n${diff}")
+    set(failed TRUE PARENT_SCOPE)
+  endif()
+endfunction()
+
+check(expected.exit "${OUT_DIR}.actual/expected.exit")
+check(expected.stdout "${OUT_DIR}.actual/expected.stdout")
+check(expected.stderr "${OUT_DIR}.actual/expected.stderr")
+
+file(GLOB expected_outputs RELATIVE "${CASE_DIR}" "${CASE_DIR}/expected.out.*")
+set(known)
+foreach(expected IN LISTS expected_outputs)
+  string(REPLACE "expected.out." "" output "${expected}")
+  list(APPEND known "${output}")
+  check("${expected}" "${OUT_DIR}/${output}")
+endforeach()
+
+file(GLOB produced RELATIVE "${OUT_DIR}" "${OUT_DIR}/*")
+foreach(output IN LISTS produced)
+  if(NOT output IN_LIST known)
+    if(update)
+      file(COPY_FILE "${OUT_DIR}/${output}" "${CASE_DIR}/expected.out.${output}")
+    else()
+      message(SEND_ERROR "unexpected output file left behind: ${output}")
+    endif()
+  endif()
+endforeach()
