@@ -8,7 +8,7 @@
 namespace perflow::detail {
 namespace {
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
-constexpr std::size_t kThreshold = std::size_t{4} << 20;
+constexpr std::size_t kThreshold = std::size_t{1} << 20;
 
 std::size_t rounded(std::size_t bytes) { return (bytes + kHugePage - 1) / kHugePage * kHugePage; }
 }  // namespace

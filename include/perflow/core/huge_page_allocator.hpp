@@ -5,7 +5,7 @@
 
 namespace perflow {
 namespace detail {
-/// Large blocks (>= 4 MiB) are 2 MiB-aligned and advised for transparent huge pages, so a
+/// Large blocks (>= 1 MiB) are 2 MiB-aligned and advised for transparent huge pages, so a
 /// million-task graph takes hundreds instead of ~100k page faults; small ones use new.
 void* allocate_large(std::size_t bytes);
 void deallocate_large(void* p, std::size_t bytes) noexcept;
