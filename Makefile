@@ -4,17 +4,17 @@ JOBS ?= $(shell nproc)
 RELEASE_DIR ?= build/release
 TEST_DIR ?= build/test
 
-.PHONY: run test deps release bench format format-check clean
+.PHONY: run test deps configure-release bench format format-check clean
 
 deps:
 	@./scripts/install-deps.sh
 
-release: deps
+configure-release: deps
 	cmake -S . -B $(RELEASE_DIR) -DCMAKE_BUILD_TYPE=Release
-	cmake --build $(RELEASE_DIR) -j $(JOBS)
 
 # The flagship example: prints a summary table and writes trace.svg and report.json.
-run: release
+run: configure-release
+	cmake --build $(RELEASE_DIR) -j $(JOBS) --target perflow
 	$(RELEASE_DIR)/perflow simulate examples/flagship.json --svg trace.svg --report report.json
 
 # Warnings are errors; AddressSanitizer and UndefinedBehaviorSanitizer are on.
@@ -23,7 +23,8 @@ test: deps
 	cmake --build $(TEST_DIR) -j $(JOBS)
 	cd $(TEST_DIR) && ctest -j $(JOBS) --output-on-failure
 
-bench: release
+bench: configure-release
+	cmake --build $(RELEASE_DIR) -j $(JOBS) --target perflow_bench
 	$(RELEASE_DIR)/bench/perflow_bench --benchmark_out=$(RELEASE_DIR)/bench.json --benchmark_out_format=json
 
 format:

@@ -2,6 +2,7 @@
 // place that catches them, prints `perflow: error: ...` and maps them to exit codes.
 #include <cstdio>
 #include <exception>
+#include <new>
 
 #include <fmt/format.h>
 
@@ -43,6 +44,8 @@ int main(int argc, char** argv) {
     return fail(kOutputError, e.what());
   } catch (const perflow::Error& e) {
     return fail(kUsageError, e.what());
+  } catch (const std::bad_alloc&) {
+    return fail(kOutOfMemory, "out of memory: the task graph is too large for this machine");
   } catch (const std::exception& e) {
     return fail(kInternalError, fmt::format("internal error: {}", e.what()).c_str());
   }

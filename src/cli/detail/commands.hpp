@@ -11,6 +11,7 @@ enum ExitCode : int {
   kUsageError = 2,   // bad command line, bad config, unknown name, sizes a schedule refuses
   kDeadlock = 3,     // the task graph has a dependence cycle
   kOutputError = 4,  // an output file could not be written
+  kOutOfMemory = 5,  // the task graph does not fit in memory
 };
 
 // Each registers its subcommand; the subcommand's callback runs the command.

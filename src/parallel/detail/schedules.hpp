@@ -5,8 +5,12 @@
 
 namespace perflow::parallel::detail {
 
-/// Checks the sizes every schedule needs (stages, microbatches >= 1) and the chunk count
-/// this schedule accepts; throws ScheduleError naming the field.
+/// The most tasks a pipeline may have: 2^28 (about 40 GB of graph and trace).
+inline constexpr std::uint64_t kMaxPipelineTasks = std::uint64_t{1} << 28;
+
+/// Checks the sizes every schedule needs (stages, microbatches >= 1, at most
+/// kMaxPipelineTasks tasks) and the chunk count this schedule accepts; throws ScheduleError
+/// naming the field.
 void require_sizes(const PipelineSpec& spec, std::uint32_t chunks_required);
 
 /// An empty plan of the spec's sizes with one (empty) program per device.

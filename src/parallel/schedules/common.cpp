@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "../detail/schedules.hpp"
@@ -13,6 +15,16 @@ void require_sizes(const PipelineSpec& spec, std::uint32_t chunks_required) {
   if (spec.microbatches < 1) {
     throw ScheduleError(
         fmt::format("{} needs at least 1 microbatch, got {}", spec.schedule, spec.microbatches),
+        "microbatches");
+  }
+  // Tasks ids are 31-bit; far below that, memory runs out (~150 bytes per task).
+  const std::uint64_t tasks =
+      std::uint64_t{spec.stages} * spec.microbatches * std::max(spec.chunks, chunks_required) * 3;
+  if (tasks > kMaxPipelineTasks) {
+    throw ScheduleError(
+        fmt::format("{} stages x {} microbatches x {} chunks would need up to {} tasks; the limit "
+                    "is {}",
+                    spec.stages, spec.microbatches, spec.chunks, tasks, kMaxPipelineTasks),
         "microbatches");
   }
   if (spec.chunks != chunks_required) {
