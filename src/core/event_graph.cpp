@@ -46,14 +46,28 @@ void build_csr(std::size_t node_count, std::span<const TaskId> program,
 EventGraphBuilder::EventGraphBuilder(std::uint32_t device_count)
     : device_count_(device_count), programs_(device_count) {}
 
+void detail::TaskColumns::reserve(std::size_t n) {
+  kind.reserve(n);
+  device.reserve(n);
+  stage.reserve(n);
+  microbatch.reserve(n);
+  chunk.reserve(n);
+  duration.reserve(n);
+  memory_delta.reserve(n);
+}
+
+void detail::TaskColumns::push_back(const TaskSpec& spec) {
+  kind.push_back(spec.kind);
+  device.push_back(spec.device);
+  stage.push_back(spec.stage);
+  microbatch.push_back(spec.microbatch);
+  chunk.push_back(spec.chunk);
+  duration.push_back(spec.duration);
+  memory_delta.push_back(spec.memory_delta);
+}
+
 void EventGraphBuilder::reserve(std::size_t tasks, std::size_t edges) {
-  kind_.reserve(tasks);
-  device_.reserve(tasks);
-  stage_.reserve(tasks);
-  microbatch_.reserve(tasks);
-  chunk_.reserve(tasks);
-  duration_.reserve(tasks);
-  memory_delta_.reserve(tasks);
+  tasks_.reserve(tasks);
   in_program_.reserve(tasks);
   edge_from_.reserve(edges);
   edge_to_.reserve(edges);
@@ -70,25 +84,19 @@ TaskId EventGraphBuilder::add_task(const TaskSpec& spec) {
                                     task_label(spec.kind, spec.microbatch, spec.chunk),
                                     spec.duration));
   }
-  if (kind_.size() >= (std::size_t{1} << 31) - 1) {
+  if (tasks_.size() >= (std::size_t{1} << 31) - 1) {
     throw ScheduleError("too many tasks for one graph (limit 2^31 - 1)");
   }
-  const TaskId id{static_cast<std::uint32_t>(kind_.size())};
-  kind_.push_back(spec.kind);
-  device_.push_back(spec.device);
-  stage_.push_back(spec.stage);
-  microbatch_.push_back(spec.microbatch);
-  chunk_.push_back(spec.chunk);
-  duration_.push_back(spec.duration);
-  memory_delta_.push_back(spec.memory_delta);
+  const TaskId id{static_cast<std::uint32_t>(tasks_.size())};
+  tasks_.push_back(spec);
   in_program_.push_back(0);
   return id;
 }
 
 void EventGraphBuilder::check_task(TaskId id, const char* what) const {
-  if (id.value >= kind_.size()) {
+  if (id.value >= tasks_.size()) {
     throw ScheduleError(fmt::format("{}: task id {} does not exist (the graph has {} tasks)", what,
-                                    id.value, kind_.size()));
+                                    id.value, tasks_.size()));
   }
 }
 
@@ -98,7 +106,8 @@ void EventGraphBuilder::add_dependence(TaskId from, TaskId to) {
   if (from == to) {
     throw ScheduleError(
         fmt::format("task {} cannot depend on itself",
-                    task_label(kind_[from.value], microbatch_[from.value], chunk_[from.value])));
+                    task_label(tasks_.kind[from.value], tasks_.microbatch[from.value],
+                               tasks_.chunk[from.value])));
   }
   edge_from_.push_back(from);
   edge_to_.push_back(to);
@@ -109,24 +118,19 @@ void EventGraphBuilder::append_to_program(TaskId task) {
   if (in_program_[task.value]) {
     throw ScheduleError(
         fmt::format("task {} appears twice in the program of device {}",
-                    task_label(kind_[task.value], microbatch_[task.value], chunk_[task.value]),
-                    device_[task.value].value));
+                    task_label(tasks_.kind[task.value], tasks_.microbatch[task.value],
+                               tasks_.chunk[task.value]),
+                    tasks_.device[task.value].value));
   }
   in_program_[task.value] = 1;
-  programs_[device_[task.value].value].push_back(task);
+  programs_[tasks_.device[task.value].value].push_back(task);
 }
 
 EventGraph EventGraphBuilder::freeze() && {
   EventGraph g;
-  const std::size_t n = kind_.size();
+  const std::size_t n = tasks_.size();
   g.device_count_ = device_count_;
-  g.kind_ = std::move(kind_);
-  g.device_ = std::move(device_);
-  g.stage_ = std::move(stage_);
-  g.microbatch_ = std::move(microbatch_);
-  g.chunk_ = std::move(chunk_);
-  g.duration_ = std::move(duration_);
-  g.memory_delta_ = std::move(memory_delta_);
+  g.tasks_ = std::move(tasks_);
 
   std::size_t programmed = 0;
   g.program_offset_.assign(device_count_ + 1, 0);
@@ -139,7 +143,8 @@ EventGraph EventGraphBuilder::freeze() && {
       if (!in_program_[t]) {
         throw ScheduleError(fmt::format(
             "task {} on device {} has no place in its device's program ({} of {} tasks have one)",
-            g.label(TaskId{static_cast<std::uint32_t>(t)}), g.device_[t].value, programmed, n));
+            g.label(TaskId{static_cast<std::uint32_t>(t)}), g.tasks_.device[t].value, programmed,
+            n));
       }
     }
   }
@@ -187,7 +192,7 @@ EventGraph EventGraphBuilder::freeze() && {
     std::vector<std::string> names;
     std::string chain;
     for (TaskId t : loop) {
-      names.push_back(fmt::format("{}@d{}", g.label(t), g.device_[t.value].value));
+      names.push_back(fmt::format("{}@d{}", g.label(t), g.tasks_.device[t.value].value));
       chain += names.back() + " -> ";
     }
     chain += names.front();
@@ -201,7 +206,7 @@ EventGraph EventGraphBuilder::freeze() && {
 }
 
 std::string EventGraph::label(TaskId t) const {
-  return task_label(kind_[t.value], microbatch_[t.value], chunk_[t.value]);
+  return task_label(tasks_.kind[t.value], tasks_.microbatch[t.value], tasks_.chunk[t.value]);
 }
 
 std::span<const Adjacent> EventGraph::predecessors(TaskId t) const {

@@ -44,6 +44,18 @@ std::string line_column(std::string_view text, std::size_t byte) {
   return fmt::format("line {}, column {}", line, column);
 }
 
+// nlohmann's messages start "[json.exception.parse_error.101] parse error at line 1,
+// column 2: "; we print our own position, so keep only the reason.
+std::string without_nlohmann_prefix(std::string what) {
+  if (what.starts_with("[json.exception.")) {
+    if (auto bracket = what.find("] "); bracket != std::string::npos) what.erase(0, bracket + 2);
+  }
+  if (what.starts_with("parse error")) {
+    if (auto colon = what.find(": "); colon != std::string::npos) what.erase(0, colon + 2);
+  }
+  return what;
+}
+
 }  // namespace
 
 JsonCursor::JsonCursor(const nlohmann::json& value, std::string file, std::string pointer)
@@ -201,15 +213,13 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& name) {
   try {
     document = nlohmann::json::parse(text.begin(), text.end(), callback);
   } catch (const nlohmann::json::parse_error& e) {
-    std::string what = e.what();
-    // Drop nlohmann's "[json.exception.parse_error.101] parse error at line 1, column 2: "
-    // prefix; we print our own position.
-    if (auto colon = what.find(": "); colon != std::string::npos && what.starts_with("[json")) {
-      what = what.substr(colon + 2);
-    }
     const std::size_t byte = e.byte == 0 ? 0 : e.byte - 1;
     throw ConfigError(name, "",
-                      fmt::format("invalid JSON at {}: {}", line_column(text, byte), what));
+                      fmt::format("invalid JSON at {}: {}", line_column(text, byte),
+                                  without_nlohmann_prefix(e.what())));
+  } catch (const nlohmann::json::exception& e) {
+    // e.g. out_of_range 406, "number overflow parsing '2e308'": no position is kept.
+    throw ConfigError(name, "", fmt::format("invalid JSON: {}", without_nlohmann_prefix(e.what())));
   }
   if (!duplicate.empty()) {
     throw ConfigError(name, "",

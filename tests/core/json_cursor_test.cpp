@@ -66,6 +66,12 @@ TEST(ParseJsonText, SyntaxErrorNamesLineAndColumn) {
   EXPECT_TRUE(message.starts_with("bad.json: invalid JSON at line 3, column 8: ")) << message;
 }
 
+TEST(ParseJsonText, NumberOverflowIsAConfigError) {
+  // Found by the config fuzzer: nlohmann reports this as out_of_range, not parse_error.
+  EXPECT_EQ(error_of([&] { (void)parse_json_text(R"({"forward": 2e308})", "big.json"); }),
+            "big.json: invalid JSON: number overflow parsing '2e308'");
+}
+
 TEST(ParseJsonText, DuplicateKeysAreRejected) {
   EXPECT_EQ(error_of([&] { (void)parse_json_text(R"({"a": {"b": 1, "b": 2}})", "d.json"); }),
             "d.json: invalid JSON: key 'b' appears twice in one object");

@@ -45,6 +45,23 @@ struct TaskSpec {
 
 class EventGraph;
 
+namespace detail {
+/// The per-task columns (struct of arrays) shared by the builder and the frozen graph.
+struct TaskColumns {
+  BigVector<TaskKind> kind;
+  BigVector<DeviceId> device;
+  BigVector<StageId> stage;
+  BigVector<std::uint32_t> microbatch;
+  BigVector<std::uint32_t> chunk;
+  BigVector<TimeNs> duration;
+  BigVector<double> memory_delta;
+
+  [[nodiscard]] std::size_t size() const { return kind.size(); }
+  void reserve(std::size_t n);
+  void push_back(const TaskSpec& spec);
+};
+}  // namespace detail
+
 /// Collects tasks, dependences and per-device program orders, then `freeze()`s them into
 /// an immutable EventGraph. Ids are dense and handed out in insertion order.
 class EventGraphBuilder {
@@ -60,7 +77,7 @@ class EventGraphBuilder {
   /// freeze time, first in each adjacency list; data edges follow in insertion order).
   void append_to_program(TaskId task);
 
-  [[nodiscard]] std::size_t task_count() const { return kind_.size(); }
+  [[nodiscard]] std::size_t task_count() const { return tasks_.size(); }
   [[nodiscard]] std::uint32_t device_count() const { return device_count_; }
 
   /// Builds the compressed graph and its topological order. Throws CycleError naming the
@@ -69,16 +86,11 @@ class EventGraphBuilder {
 
  private:
   friend class EventGraph;
+
   void check_task(TaskId id, const char* what) const;
 
   std::uint32_t device_count_;
-  BigVector<TaskKind> kind_;
-  BigVector<DeviceId> device_;
-  BigVector<StageId> stage_;
-  BigVector<std::uint32_t> microbatch_;
-  BigVector<std::uint32_t> chunk_;
-  BigVector<TimeNs> duration_;
-  BigVector<double> memory_delta_;
+  detail::TaskColumns tasks_;
   BigVector<TaskId> edge_from_;  // data dependences only
   BigVector<TaskId> edge_to_;
   std::vector<std::vector<TaskId>> programs_;
@@ -92,23 +104,23 @@ class EventGraph {
  public:
   EventGraph() = default;
 
-  [[nodiscard]] std::size_t task_count() const { return kind_.size(); }
+  [[nodiscard]] std::size_t task_count() const { return tasks_.size(); }
   [[nodiscard]] std::size_t edge_count() const { return pred_.size(); }
   [[nodiscard]] std::uint32_t device_count() const { return device_count_; }
 
-  [[nodiscard]] TaskKind kind(TaskId t) const { return kind_[t.value]; }
-  [[nodiscard]] DeviceId device(TaskId t) const { return device_[t.value]; }
-  [[nodiscard]] StageId stage(TaskId t) const { return stage_[t.value]; }
-  [[nodiscard]] std::uint32_t microbatch(TaskId t) const { return microbatch_[t.value]; }
-  [[nodiscard]] std::uint32_t chunk(TaskId t) const { return chunk_[t.value]; }
-  [[nodiscard]] TimeNs duration(TaskId t) const { return duration_[t.value]; }
-  [[nodiscard]] double memory_delta(TaskId t) const { return memory_delta_[t.value]; }
+  [[nodiscard]] TaskKind kind(TaskId t) const { return tasks_.kind[t.value]; }
+  [[nodiscard]] DeviceId device(TaskId t) const { return tasks_.device[t.value]; }
+  [[nodiscard]] StageId stage(TaskId t) const { return tasks_.stage[t.value]; }
+  [[nodiscard]] std::uint32_t microbatch(TaskId t) const { return tasks_.microbatch[t.value]; }
+  [[nodiscard]] std::uint32_t chunk(TaskId t) const { return tasks_.chunk[t.value]; }
+  [[nodiscard]] TimeNs duration(TaskId t) const { return tasks_.duration[t.value]; }
+  [[nodiscard]] double memory_delta(TaskId t) const { return tasks_.memory_delta[t.value]; }
   [[nodiscard]] std::string label(TaskId t) const;
 
-  [[nodiscard]] std::span<const TaskKind> kinds() const { return kind_; }
-  [[nodiscard]] std::span<const DeviceId> devices() const { return device_; }
-  [[nodiscard]] std::span<const TimeNs> durations() const { return duration_; }
-  [[nodiscard]] std::span<const double> memory_deltas() const { return memory_delta_; }
+  [[nodiscard]] std::span<const TaskKind> kinds() const { return tasks_.kind; }
+  [[nodiscard]] std::span<const DeviceId> devices() const { return tasks_.device; }
+  [[nodiscard]] std::span<const TimeNs> durations() const { return tasks_.duration; }
+  [[nodiscard]] std::span<const double> memory_deltas() const { return tasks_.memory_delta; }
 
   [[nodiscard]] std::span<const Adjacent> predecessors(TaskId t) const;
   [[nodiscard]] std::span<const Adjacent> successors(TaskId t) const;
@@ -124,13 +136,7 @@ class EventGraph {
   friend class EventGraphBuilder;
 
   std::uint32_t device_count_ = 0;
-  BigVector<TaskKind> kind_;
-  BigVector<DeviceId> device_;
-  BigVector<StageId> stage_;
-  BigVector<std::uint32_t> microbatch_;
-  BigVector<std::uint32_t> chunk_;
-  BigVector<TimeNs> duration_;
-  BigVector<double> memory_delta_;
+  detail::TaskColumns tasks_;
   BigVector<std::uint32_t> pred_offset_;
   BigVector<Adjacent> pred_;
   BigVector<std::uint32_t> succ_offset_;
