@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 RELEASE_DIR ?= build/release
 TEST_DIR ?= build/test
 
-.PHONY: run test deps configure-release bench format format-check clean
+.PHONY: run test deps configure-release bench gallery format format-check clean
 
 deps:
 	@./scripts/install-deps.sh
@@ -24,8 +24,14 @@ test: deps
 	cd $(TEST_DIR) && ctest -j $(JOBS) --output-on-failure
 
 bench: configure-release
-	cmake --build $(RELEASE_DIR) -j $(JOBS) --target perflow_bench
+	cmake --build $(RELEASE_DIR) -j $(JOBS) --target perflow_bench perflow_schedules_bench
 	$(RELEASE_DIR)/bench/perflow_bench --benchmark_out=$(RELEASE_DIR)/bench.json --benchmark_out_format=json
+	$(RELEASE_DIR)/bench/perflow_schedules_bench --benchmark_out=$(RELEASE_DIR)/bench_schedules.json --benchmark_out_format=json
+
+# docs/schedules.md and docs/schedules/*.svg: every schedule drawn and compared.
+gallery: configure-release
+	cmake --build $(RELEASE_DIR) -j $(JOBS) --target schedule_gallery
+	$(RELEASE_DIR)/examples/schedule_gallery docs
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp')

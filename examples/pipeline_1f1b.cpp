@@ -12,7 +12,10 @@ int main(int argc, char** argv) {
   using namespace perflow;
   try {
     // 4 pipeline stages, 8 microbatches; per-microbatch costs of one stage (H100-like).
-    parallel::PipelineSpec spec{.schedule = "1f1b", .stages = 4, .microbatches = 8};
+    parallel::PipelineSpec spec;
+    spec.schedule = "1f1b";
+    spec.stages = 4;
+    spec.microbatches = 8;
     parallel::CostTable costs(parallel::TaskCosts{.forward = 1315 * kNsPerUs,
                                                   .backward = 2733 * kNsPerUs,
                                                   .weight = 2650 * kNsPerUs,

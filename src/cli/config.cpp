@@ -1,11 +1,15 @@
 #include "perflow/cli/config.hpp"
 
+#include <algorithm>
 #include <limits>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "perflow/core/error.hpp"
 #include "perflow/core/json_cursor.hpp"
+#include "perflow/core/task.hpp"
 #include "perflow/parallel/schedule_registry.hpp"
 
 namespace perflow::cli {
@@ -17,8 +21,42 @@ std::uint32_t read_size(const JsonCursor& cursor) {
   return static_cast<std::uint32_t>(cursor.as_integer(1, kMaxSize));
 }
 
+// One task label, e.g. "BW3.1".
+parallel::Step parse_step(const JsonCursor& at, std::string_view label) {
+  const auto parsed = parse_task_label(label);
+  if (!parsed) {
+    at.fail(fmt::format("expected task labels such as F3.0, B3.0, W3.0 or BW3.0, got '{}'", label));
+  }
+  return {parsed->kind, parsed->microbatch, parsed->chunk};
+}
+
+// `order`: per device, a string of space-separated labels or an array of labels.
+std::vector<std::vector<parallel::Step>> parse_order(const JsonCursor& c) {
+  std::vector<std::vector<parallel::Step>> order(c.array_size());
+  for (std::size_t d = 0; d < order.size(); ++d) {
+    const JsonCursor device = c.at(d);
+    if (device.value().is_string()) {
+      const std::string text = device.as_string();
+      std::size_t begin = 0;
+      while ((begin = text.find_first_not_of(' ', begin)) != std::string::npos) {
+        const std::size_t end = std::min(text.find(' ', begin), text.size());
+        order[d].push_back(parse_step(device, std::string_view(text).substr(begin, end - begin)));
+        begin = end;
+      }
+    } else {
+      const std::size_t n = device.array_size();
+      for (std::size_t i = 0; i < n; ++i) {
+        const JsonCursor label = device.at(i);
+        order[d].push_back(parse_step(label, label.as_string()));
+      }
+    }
+  }
+  return order;
+}
+
 void parse_pipeline(const JsonCursor& c, parallel::PipelineSpec& spec) {
-  c.expect_object({"schedule", "stages", "microbatches", "chunks", "split_backward"});
+  c.expect_object({"schedule", "stages", "microbatches", "chunks", "split_backward",
+                   "microbatch_group_size", "memory_limit", "order"});
   const JsonCursor schedule = c.at("schedule");
   spec.schedule = schedule.as_string();
   const auto& registry = parallel::builtin_schedules();
@@ -33,6 +71,14 @@ void parse_pipeline(const JsonCursor& c, parallel::PipelineSpec& spec) {
   spec.microbatches = read_size(c.at("microbatches"));
   if (auto chunks = c.find("chunks")) spec.chunks = read_size(*chunks);
   if (auto split = c.find("split_backward")) spec.split_backward = split->as_bool();
+  if (auto group = c.find("microbatch_group_size")) spec.microbatch_group_size = read_size(*group);
+  if (auto limit = c.find("memory_limit")) {
+    spec.memory_limit = limit->as_number();
+    if (!(spec.memory_limit > 0) || spec.memory_limit > 1e9) {
+      limit->fail_expected("a memory limit > 0 (in F activations)");
+    }
+  }
+  if (auto order = c.find("order")) spec.order = parse_order(*order);
 }
 
 parallel::TaskCosts parse_costs(const JsonCursor& c) {
@@ -57,17 +103,28 @@ void parse_network(const JsonCursor& c, simulator::SimulationOptions& options) {
   if (auto latency = c.find("p2p_latency")) options.p2p_latency = latency->as_duration();
 }
 
+void parse_simulation(const JsonCursor& c, simulator::SimulationOptions& options) {
+  c.expect_object({"mode"});
+  if (auto mode = c.find("mode")) {
+    const auto parsed = simulator::parse_simulation_mode(mode->as_string());
+    if (!parsed) mode->fail_expected("\"ordered\" or \"greedy\"");
+    options.mode = *parsed;
+  }
+}
+
 }  // namespace
 
 Config parse_config(const nlohmann::json& document, const std::string& file) {
   const JsonCursor root(document, file);
-  root.expect_object({"description", "pipeline", "costs", "network"});
+  root.expect_object({"description", "pipeline", "costs", "network", "simulation"});
   Config config;
   config.file = file;
   if (auto description = root.find("description")) config.description = description->as_string();
   parse_pipeline(root.at("pipeline"), config.pipeline);
   config.costs = parallel::CostTable(parse_costs(root.at("costs")));
   if (auto network = root.find("network")) parse_network(*network, config.simulation);
+  config.costs.set_p2p_latency(config.simulation.p2p_latency);  // schedulers plan with it
+  if (auto simulation = root.find("simulation")) parse_simulation(*simulation, config.simulation);
   return config;
 }
 
@@ -76,11 +133,17 @@ Config load_config(const std::filesystem::path& path) {
 }
 
 EventGraph build_graph(const Config& config) {
+  // A user-given order is what a plan error or a deadlock is about.
+  const bool custom = !config.pipeline.order.empty();
   try {
     return parallel::build_schedule(config.pipeline, config.costs);
   } catch (const ScheduleError& e) {
-    if (e.field().empty()) throw;
-    throw ConfigError(config.file, "/pipeline/" + e.field(), e.what());
+    if (!e.field().empty()) throw ConfigError(config.file, "/pipeline/" + e.field(), e.what());
+    if (custom) throw ConfigError(config.file, "/pipeline/order", e.what());
+    throw;
+  } catch (const CycleError& e) {
+    if (!custom) throw;
+    throw CycleError(fmt::format("{}:/pipeline/order: {}", config.file, e.what()), e.cycle());
   }
 }
 

@@ -1,6 +1,7 @@
 #include "perflow/core/task.hpp"
 
 #include <array>
+#include <charconv>
 
 #include <fmt/format.h>
 
@@ -16,6 +17,30 @@ std::optional<TaskKind> parse_task_kind(std::string_view text) {
     if (kNames[i] == text) return static_cast<TaskKind>(i);
   }
   return std::nullopt;
+}
+
+std::optional<TaskLabel> parse_task_label(std::string_view label) {
+  // The longest kind first: "BW" before "B".
+  std::optional<TaskKind> kind;
+  for (const TaskKind k : {TaskKind::BW, TaskKind::F, TaskKind::B, TaskKind::W}) {
+    if (label.starts_with(to_string(k))) {
+      kind = k;
+      label.remove_prefix(to_string(k).size());
+      break;
+    }
+  }
+  if (!kind) return std::nullopt;
+  const auto number = [&label](std::uint32_t& out) {
+    const auto [end, error] = std::from_chars(label.data(), label.data() + label.size(), out);
+    if (error != std::errc() || end == label.data()) return false;
+    label.remove_prefix(static_cast<std::size_t>(end - label.data()));
+    return true;
+  };
+  TaskLabel parsed{*kind, 0, 0};
+  if (!number(parsed.microbatch) || !label.starts_with('.')) return std::nullopt;
+  label.remove_prefix(1);
+  if (!number(parsed.chunk) || !label.empty()) return std::nullopt;
+  return parsed;
 }
 
 std::string task_label(TaskKind kind, std::uint32_t microbatch, std::uint32_t chunk) {

@@ -27,18 +27,6 @@ Slot slot_of(TaskKind kind) {
   return kForward;
 }
 
-struct Layout {
-  PipelineShape shape;
-  std::uint32_t stages;
-  std::uint32_t chunks;
-
-  [[nodiscard]] std::uint32_t positions() const { return stages * chunks; }
-  [[nodiscard]] std::uint32_t position(std::uint32_t device, std::uint32_t chunk) const {
-    return chunk * stages + device;
-  }
-  [[nodiscard]] std::uint32_t device_of(std::uint32_t position) const { return position % stages; }
-};
-
 }  // namespace
 
 void split_fused_backward(PipelinePlan& plan) {
@@ -58,11 +46,11 @@ void split_fused_backward(PipelinePlan& plan) {
 }
 
 EventGraph build_pipeline_graph(const PipelinePlan& plan, const CostTable& costs) {
-  const Layout layout{plan.shape, plan.stages, plan.chunks};
   if (plan.programs.size() != plan.stages) {
     throw ScheduleError(fmt::format("the plan has {} device programs for {} stages",
                                     plan.programs.size(), plan.stages));
   }
+  const PipelineLayout layout(plan.shape, plan.stages, plan.chunks, plan.microbatches);
   const std::uint32_t positions = layout.positions();
   const std::size_t slots = std::size_t{plan.microbatches} * positions * kSlots;
   std::vector<std::uint32_t> task_at(slots, kNone);
@@ -73,12 +61,13 @@ EventGraph build_pipeline_graph(const PipelinePlan& plan, const CostTable& costs
   std::size_t task_count = 0;
   for (const auto& program : plan.programs) task_count += program.size();
   EventGraphBuilder builder(plan.stages);
-  builder.reserve(task_count, task_count * 3);
+  builder.reserve(task_count, task_count * 2);
 
   // Tasks in device-major program order: ids follow execution, which keeps the
   // simulation's memory accesses sequential.
-  bool fused = false;
-  bool split = false;
+  bool any_fused = false;
+  std::vector<TaskKind> kinds;  // by task id, to check fused/split per slot below
+  kinds.reserve(task_count);
   for (std::uint32_t device = 0; device < plan.stages; ++device) {
     for (const Step& step : plan.programs[device]) {
       const auto where = [&] {  // only formatted on error: this loop is hot
@@ -89,37 +78,45 @@ EventGraph build_pipeline_graph(const PipelinePlan& plan, const CostTable& costs
         throw ScheduleError(fmt::format("{}: microbatch or chunk out of range (m={}, chunks={})",
                                         where(), plan.microbatches, plan.chunks));
       }
-      const std::uint32_t position = layout.position(device, step.chunk);
+      const std::uint32_t position = layout.position(step.microbatch, device, step.chunk);
+      if (position == PipelineLayout::kNone) {
+        throw ScheduleError(fmt::format("{}: microbatch {} does not run chunk {} in this layout",
+                                        where(), step.microbatch, step.chunk));
+      }
       std::uint32_t& entry = task_at[slot_index(step.microbatch, position, slot_of(step.kind))];
       if (entry != kNone) throw ScheduleError(fmt::format("{}: appears more than once", where()));
-      fused = fused || step.kind == TaskKind::BW;
-      split = split || step.kind == TaskKind::B || step.kind == TaskKind::W;
+      any_fused = any_fused || step.kind == TaskKind::BW;
       const TaskCosts& c = costs.at(StageId{device}, step.chunk);
       const TaskId id =
           builder.add_task(TaskSpec{step.kind, DeviceId{device}, StageId{device}, step.microbatch,
                                     step.chunk, c.duration(step.kind), c.memory_delta(step.kind)});
       entry = id.value;
+      kinds.push_back(step.kind);
       builder.append_to_program(id);
     }
   }
-  if (fused && split) {
-    throw ScheduleError("a plan mixes fused BW tasks with split B/W tasks");
-  }
 
-  // Every (microbatch, position) needs F and a backward; W exactly when split.
+  // Every (microbatch, position) needs an F and either a BW, or a B and a W.
   for (std::uint32_t mb = 0; mb < plan.microbatches; ++mb) {
     for (std::uint32_t pos = 0; pos < positions; ++pos) {
-      const std::uint32_t device = layout.device_of(pos);
-      const std::uint32_t chunk = pos / plan.stages;
-      const auto require = [&](Slot slot, TaskKind kind) {
-        if (task_at[slot_index(mb, pos, slot)] == kNone) {
-          throw ScheduleError(fmt::format("{} is missing from the program of device {}",
-                                          task_label(kind, mb, chunk), device));
-        }
+      const std::uint32_t f = task_at[slot_index(mb, pos, kForward)];
+      const std::uint32_t b = task_at[slot_index(mb, pos, kBackward)];
+      const std::uint32_t w = task_at[slot_index(mb, pos, kWeight)];
+      const auto missing = [&](TaskKind kind) {
+        return ScheduleError(fmt::format("{} is missing from the program of device {}",
+                                         task_label(kind, mb, layout.chunk_of(mb, pos)),
+                                         layout.device_of(mb, pos)));
       };
-      require(kForward, TaskKind::F);
-      require(kBackward, split ? TaskKind::B : TaskKind::BW);
-      if (split) require(kWeight, TaskKind::W);
+      if (f == kNone) throw missing(TaskKind::F);
+      if (b == kNone) throw missing(w != kNone || !any_fused ? TaskKind::B : TaskKind::BW);
+      const bool fused = kinds[b] == TaskKind::BW;
+      if (!fused && w == kNone) throw missing(TaskKind::W);
+      if (fused && w != kNone) {
+        throw ScheduleError(fmt::format(
+            "{} on device {} has no B to follow: that backward is the fused {}",
+            task_label(TaskKind::W, mb, layout.chunk_of(mb, pos)), layout.device_of(mb, pos),
+            task_label(TaskKind::BW, mb, layout.chunk_of(mb, pos))));
+      }
     }
   }
 
@@ -132,7 +129,8 @@ EventGraph build_pipeline_graph(const PipelinePlan& plan, const CostTable& costs
         builder.add_dependence(TaskId{task_at[slot_index(mb, pos + 1, kBackward)]}, b);
       }
       builder.add_dependence(f, b);
-      if (split) builder.add_dependence(b, TaskId{task_at[slot_index(mb, pos, kWeight)]});
+      const std::uint32_t w = task_at[slot_index(mb, pos, kWeight)];
+      if (w != kNone) builder.add_dependence(b, TaskId{w});
     }
   }
   return std::move(builder).freeze();

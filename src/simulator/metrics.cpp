@@ -18,15 +18,29 @@ std::vector<TaskId> binding_chain(const EventGraph& graph, const Trace& trace,
   for (std::uint32_t t = 1; t < graph.task_count(); ++t) {
     if (trace.finish[t] > trace.finish[last.value]) last = TaskId{t};
   }
-  // Walk back through the predecessor whose arrival set the start (lowest id on ties).
+  // What a task can wait on: its data predecessors and the task before it on its device
+  // (in ordered mode that is its program predecessor; in greedy mode whatever ran there).
+  BigVector<TaskId> previous_on_device(graph.task_count());
+  for (const auto& events : trace.device_events) {
+    for (std::size_t i = 1; i < events.size(); ++i)
+      previous_on_device[events[i].value] = events[i - 1];
+  }
+  // Walk back through whichever arrival set the start (lowest id on ties).
   for (TaskId current = last;;) {
     chain.push_back(current);
     const TimeNs start = trace.start_of(current);
     TaskId binding;
+    const auto consider = [&](TaskId candidate, TimeNs arrival) {
+      if (arrival == start && (!binding.valid() || candidate < binding)) binding = candidate;
+    };
     for (const Adjacent& p : graph.predecessors(current)) {
-      const TimeNs arrival =
-          trace.finish_of(p.task()) + edge_cost(graph, p.task(), current, p.kind(), options);
-      if (arrival == start && (!binding.valid() || p.task() < binding)) binding = p.task();
+      if (p.kind() == EdgeKind::Data) {
+        consider(p.task(), trace.finish_of(p.task()) +
+                               edge_cost(graph, p.task(), current, p.kind(), options));
+      }
+    }
+    if (const TaskId before = previous_on_device[current.value]; before.valid()) {
+      consider(before, trace.finish_of(before));
     }
     if (!binding.valid()) break;
     current = binding;

@@ -9,7 +9,9 @@ namespace perflow::simulator {
 Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options) {
   const std::size_t n = graph.task_count();
   if (n > 0 && !graph.has_program_order()) {
-    throw ScheduleError("ordered simulation needs every task in its device's program order");
+    throw ScheduleError(
+        "ordered simulation needs every task in its device's program order; this graph has "
+        "none (simulate it in greedy mode)");
   }
   Trace trace;
   trace.start.resize(n);
@@ -41,9 +43,20 @@ Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options
   return trace;
 }
 
+std::string_view to_string(SimulationMode mode) {
+  return mode == SimulationMode::Greedy ? "greedy" : "ordered";
+}
+
+std::optional<SimulationMode> parse_simulation_mode(std::string_view text) {
+  if (text == "ordered") return SimulationMode::Ordered;
+  if (text == "greedy") return SimulationMode::Greedy;
+  return std::nullopt;
+}
+
 SimulationResult simulate(const EventGraph& graph, const SimulationOptions& options) {
   SimulationResult result;
-  result.trace = simulate_ordered(graph, options);
+  result.trace = options.mode == SimulationMode::Greedy ? simulate_greedy(graph, options)
+                                                        : simulate_ordered(graph, options);
   result.metrics = compute_metrics(graph, result.trace, options);
   return result;
 }

@@ -69,11 +69,24 @@ TEST(Config, ErrorsNameThePointerTheRuleAndTheValue) {
        "cfg.json:/pipeline/microbatches: expected an integer in [1, 16777216], got \"8\""},
       {[](auto& d) { d["pipeline"]["schedule"] = "1f1bb"; },
        "cfg.json:/pipeline/schedule: unknown schedule '1f1bb'; did you mean '1f1b'? (valid: "
-       "gpipe, 1f1b)"},
+       "gpipe, 1f1b, eager-1f1b, interleaved-1f1b, looped-bfs, zb-h1, zb-h2, zb, zbv, "
+       "zbv-auto, 1f1b-v, v-half, v-min, dualpipe, dualpipev, custom)"},
       {[](auto& d) { d["pipeline"]["microbatchs"] = 8; },
        "cfg.json:/pipeline/microbatchs: unknown key 'microbatchs'; did you mean "
        "'microbatches'? (valid keys here: schedule, stages, microbatches, chunks, "
-       "split_backward)"},
+       "split_backward, microbatch_group_size, memory_limit, order)"},
+      {[](auto& d) { d["pipeline"]["memory_limit"] = 4; },
+       "cfg.json:/pipeline/memory_limit: 1f1b does not take memory_limit (schedules that do: zb, "
+       "zbv-auto, v-half, v-min)"},
+      {[](auto& d) { d["pipeline"]["microbatch_group_size"] = 4; },
+       "cfg.json:/pipeline/microbatch_group_size: 1f1b does not take microbatch_group_size "
+       "(schedules that do: interleaved-1f1b)"},
+      {[](auto& d) { d["pipeline"]["memory_limit"] = -1; },
+       "cfg.json:/pipeline/memory_limit: expected a memory limit > 0 (in F activations), got -1"},
+      {[](auto& d) {
+         d["simulation"] = {{"mode", "eager"}};
+       },
+       "cfg.json:/simulation/mode: expected \"ordered\" or \"greedy\", got \"eager\""},
       {[](auto& d) { d["costs"]["forward"] = "fast"; },
        "cfg.json:/costs/forward: expected a duration with a unit (ns, us, ms, s), got "
        "\"fast\""},

@@ -1,4 +1,5 @@
-# Runs one golden CLI case: `cmake -DPERFLOW=<exe> -DCASE_DIR=<dir> -DOUT_DIR=<dir> -P this`.
+# Runs one golden case: `cmake -DPERFLOW=<exe> -DCASE_DIR=<dir> -DOUT_DIR=<dir> -P this`.
+# <exe> is the perflow command, or an example program.
 #
 # A case directory holds:
 #   args              the command-line arguments, one per line; @OUT@ is a fresh output dir

@@ -94,7 +94,9 @@ TEST(ScheduleRegistry, UnknownNameListsValidNamesAndClosestMatch) {
     FAIL();
   } catch (const UnknownNameError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "unknown schedule '1f1bb'; did you mean '1f1b'? (valid: gpipe, 1f1b)");
+              "unknown schedule '1f1bb'; did you mean '1f1b'? (valid: gpipe, 1f1b, eager-1f1b, "
+              "interleaved-1f1b, looped-bfs, zb-h1, zb-h2, zb, zbv, zbv-auto, 1f1b-v, v-half, "
+              "v-min, dualpipe, dualpipev, custom)");
   }
 }
 

@@ -19,4 +19,13 @@ std::optional<TaskKind> parse_task_kind(std::string_view text);
 /// The label used everywhere (orders, SVG, reports): `<kind><microbatch>.<chunk>`, e.g. F3.0.
 std::string task_label(TaskKind kind, std::uint32_t microbatch, std::uint32_t chunk);
 
+struct TaskLabel {
+  TaskKind kind;
+  std::uint32_t microbatch;
+  std::uint32_t chunk;
+};
+
+/// Parses a label written by task_label ("BW12.1"); nullopt if it is not one.
+std::optional<TaskLabel> parse_task_label(std::string_view label);
+
 }  // namespace perflow

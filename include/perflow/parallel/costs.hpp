@@ -26,19 +26,24 @@ struct TaskCosts {
   friend bool operator==(const TaskCosts&, const TaskCosts&) = default;
 };
 
-/// Costs for every (stage, chunk): a uniform default with per-entry overrides.
+/// Costs for every (stage, chunk): a uniform default with per-entry overrides, and the time
+/// one point-to-point transfer between stages takes (automatic schedulers plan with it).
 class CostTable {
  public:
   CostTable() = default;
-  explicit CostTable(TaskCosts uniform) : uniform_(uniform) {}
+  explicit CostTable(TaskCosts uniform, TimeNs p2p_latency = 0)
+      : uniform_(uniform), p2p_latency_(p2p_latency) {}
 
   /// Sets the costs of one (stage, chunk), growing the table as needed.
   void set(StageId stage, std::uint32_t chunk, TaskCosts costs);
   [[nodiscard]] const TaskCosts& at(StageId stage, std::uint32_t chunk) const;
   [[nodiscard]] const TaskCosts& uniform() const { return uniform_; }
+  [[nodiscard]] TimeNs p2p_latency() const { return p2p_latency_; }
+  void set_p2p_latency(TimeNs latency) { p2p_latency_ = latency; }
 
  private:
   TaskCosts uniform_;
+  TimeNs p2p_latency_ = 0;
   std::uint32_t chunks_ = 0;
   std::vector<TaskCosts> entries_;  // stage-major, chunks_ per stage
   std::vector<bool> present_;

@@ -8,8 +8,18 @@
 #include "perflow/core/event_graph.hpp"
 #include "perflow/core/task.hpp"
 #include "perflow/parallel/costs.hpp"
+#include "perflow/parallel/pipeline_layout.hpp"
 
 namespace perflow::parallel {
+
+/// One entry of a device's program: run `kind` of microbatch `microbatch`, chunk `chunk`.
+struct Step {
+  TaskKind kind = TaskKind::F;
+  std::uint32_t microbatch = 0;
+  std::uint32_t chunk = 0;
+
+  friend bool operator==(const Step&, const Step&) = default;
+};
 
 /// What the user asks for: a schedule by name and the pipeline's sizes.
 struct PipelineSpec {
@@ -19,24 +29,14 @@ struct PipelineSpec {
   std::uint32_t chunks = 1;        ///< model chunks per device (v)
   /// Run the backward as separate B and W tasks where the schedule would fuse them (BW).
   bool split_backward = false;
-};
-
-/// How model chunks map onto devices, which fixes each microbatch's path through the
-/// pipeline positions 0 .. stages*chunks-1.
-enum class PipelineShape : std::uint8_t {
-  /// chunks == 1: position == device.
-  Linear,
-  /// Megatron's virtual pipeline: chunk c on device d is position c*p + d.
-  Interleaved,
-};
-
-/// One entry of a device's program: run `kind` of microbatch `microbatch`, chunk `chunk`.
-struct Step {
-  TaskKind kind = TaskKind::F;
-  std::uint32_t microbatch = 0;
-  std::uint32_t chunk = 0;
-
-  friend bool operator==(const Step&, const Step&) = default;
+  /// Interleaved: microbatches per group (Megatron's microbatch_group_size_per_vp_stage);
+  /// 0 means the schedule's default (p).
+  std::uint32_t microbatch_group_size = 0;
+  /// Automatic schedulers: peak activation per device, in units of one F's activation;
+  /// 0 means the schedule's default.
+  double memory_limit = 0;
+  /// `custom`: each device's program, in order.
+  std::vector<std::vector<Step>> order;
 };
 
 /// What a schedule produces: the shape and, per device, the exact program order.
@@ -49,10 +49,12 @@ struct PipelinePlan {
 };
 
 /// Turns a plan into an event graph: one task per step with its costs, the pipeline's data
-/// dependences (F after the previous position's F; B after the next position's B, the last
-/// position's B after its own F; B after its own F; W after its own B; BW acts as B), and
-/// the programs as order edges. Throws ScheduleError if a task is missing, repeated, or
-/// placed on a device that does not hold its chunk, and CycleError if the order deadlocks.
+/// dependences along each microbatch's path (F after the previous position's F; B after the
+/// next position's B, the last position's B after its own F; B after its own F; W after its
+/// own B; BW acts as B), and the programs as order edges. Each (microbatch, position) runs
+/// either a fused BW or a B and a W, so schedules may mix both. Throws ScheduleError if a
+/// task is missing, repeated, or placed where its microbatch never runs, and CycleError
+/// (naming the waiting tasks) if the programs deadlock.
 EventGraph build_pipeline_graph(const PipelinePlan& plan, const CostTable& costs);
 
 /// Applies `split_backward`: replaces every BW step by B immediately followed by W.

@@ -11,11 +11,21 @@
 
 namespace perflow::parallel {
 
+/// Options beyond the sizes that a schedule honours (a bit set). `split_backward` is
+/// accepted by every schedule (a no-op where the backward is already split).
+enum ScheduleOptions : unsigned {
+  kNoOptions = 0,
+  kMicrobatchGroupSize = 1u << 0,  ///< PipelineSpec::microbatch_group_size
+  kMemoryLimit = 1u << 1,          ///< PipelineSpec::memory_limit
+  kProgramOrder = 1u << 2,         ///< PipelineSpec::order
+};
+
 /// A named pipeline schedule: it checks the sizes and produces each device's program.
 struct ScheduleInfo {
   std::string name;
-  std::string description;  ///< one line
-  std::string constraints;  ///< the sizes it accepts, e.g. "chunks = 1"
+  std::string description;        ///< one line
+  std::string constraints;        ///< the sizes it accepts, e.g. "chunks = 1"
+  unsigned options = kNoOptions;  ///< ScheduleOptions it honours; others are refused
   /// Throws ScheduleError (with the offending field) for sizes the schedule refuses.
   PipelinePlan (*plan)(const PipelineSpec& spec, const CostTable& costs) = nullptr;
 };
@@ -41,7 +51,8 @@ void register_builtin_schedules(ScheduleRegistry& registry);
 /// The registry holding every built-in schedule (built once, on first use).
 const ScheduleRegistry& builtin_schedules();
 
-/// Plans `spec.schedule` (applying split_backward) and builds its event graph.
+/// Plans `spec.schedule` (refusing options it does not honour, applying split_backward)
+/// and builds its event graph.
 EventGraph build_schedule(const PipelineSpec& spec, const CostTable& costs,
                           const ScheduleRegistry& registry = builtin_schedules());
 

@@ -29,7 +29,8 @@ struct Metrics {
   double bubble_ratio = 0;  ///< mean of the devices' bubble ratios
   std::vector<DeviceMetrics> devices;
   /// The chain of tasks that fixes the makespan: each waits on the previous one, through
-  /// a dependence or its device's program order. First task starts at 0.
+  /// a data dependence or by running right after it on the same device. The first task
+  /// starts at 0.
   std::vector<TaskId> critical_path;
   /// Longest path through data dependences alone (with communication): a lower bound on
   /// the makespan of any order.

@@ -18,7 +18,12 @@ struct SimulationResult {
 /// program order.
 Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options = {});
 
-/// simulate_ordered + compute_metrics.
+/// Greedy mode: program order is ignored; a free device starts its ready task of highest
+/// priority (backward, then forward, then weight gradient; then lower microbatch; see
+/// greedy.cpp). Works on graphs with or without program order. O((V + E) log V).
+Trace simulate_greedy(const EventGraph& graph, const SimulationOptions& options = {});
+
+/// Runs the mode in `options`, then compute_metrics.
 SimulationResult simulate(const EventGraph& graph, const SimulationOptions& options = {});
 
 }  // namespace perflow::simulator

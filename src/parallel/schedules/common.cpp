@@ -1,5 +1,3 @@
-#include <algorithm>
-
 #include <fmt/format.h>
 
 #include "../detail/schedules.hpp"
@@ -7,7 +5,7 @@
 
 namespace perflow::parallel::detail {
 
-void require_sizes(const PipelineSpec& spec, std::uint32_t chunks_required) {
+void require_basic_sizes(const PipelineSpec& spec) {
   if (spec.stages < 1) {
     throw ScheduleError(
         fmt::format("{} needs at least 1 stage, got {}", spec.schedule, spec.stages), "stages");
@@ -17,9 +15,12 @@ void require_sizes(const PipelineSpec& spec, std::uint32_t chunks_required) {
         fmt::format("{} needs at least 1 microbatch, got {}", spec.schedule, spec.microbatches),
         "microbatches");
   }
+  if (spec.chunks < 1) {
+    throw ScheduleError(
+        fmt::format("{} needs at least 1 chunk, got {}", spec.schedule, spec.chunks), "chunks");
+  }
   // Tasks ids are 31-bit; far below that, memory runs out (~150 bytes per task).
-  const std::uint64_t tasks =
-      std::uint64_t{spec.stages} * spec.microbatches * std::max(spec.chunks, chunks_required) * 3;
+  const std::uint64_t tasks = std::uint64_t{spec.stages} * spec.microbatches * spec.chunks * 3;
   if (tasks > kMaxPipelineTasks) {
     throw ScheduleError(
         fmt::format("{} stages x {} microbatches x {} chunks would need up to {} tasks; the limit "
@@ -27,6 +28,10 @@ void require_sizes(const PipelineSpec& spec, std::uint32_t chunks_required) {
                     spec.stages, spec.microbatches, spec.chunks, tasks, kMaxPipelineTasks),
         "microbatches");
   }
+}
+
+void require_sizes(const PipelineSpec& spec, std::uint32_t chunks_required) {
+  require_basic_sizes(spec);
   if (spec.chunks != chunks_required) {
     throw ScheduleError(fmt::format("{} needs exactly {} chunk{} per stage, got {}", spec.schedule,
                                     chunks_required, chunks_required == 1 ? "" : "s", spec.chunks),

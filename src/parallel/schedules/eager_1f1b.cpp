@@ -1,0 +1,36 @@
+// Eager 1F1B: 1F1B whose warm-up runs p-d-1 extra forwards on device d, so that each
+// activation send has a whole forward of slack before its receiver needs it and point-to-point
+// transfers overlap compute. This is the warm-up rule of PyTorch's ScheduleInterleaved1F1B
+// (pytorch/pytorch, torch/distributed/pipelining/schedules.py: 2(p-1-d) warm-up forwards,
+// then forward/backward pairs) with one local stage, and PaddlePaddle's
+// pipeline_scheduler_Eager1F1B pass; the "Eager 1F1B" of Qi et al., "Pipeline Parallelism
+// with Controllable Memory" (2024). Device d runs min(2(p-d)-1, m) forwards before its first
+// (fused) backward, then alternates backward and forward, then drains the backwards; it holds
+// at most min(2(p-d)-1, m) activations (1F1B: min(p-d, m)). Fewer microbatches than the
+// warm-up needs simply shorten it (as PyTorch caps it; Paddle refuses m < 2p-1).
+#include <algorithm>
+
+#include "../detail/schedules.hpp"
+
+namespace perflow::parallel::detail {
+
+PipelinePlan plan_eager_1f1b(const PipelineSpec& spec, const CostTable& /*costs*/) {
+  require_sizes(spec, 1);
+  PipelinePlan plan = empty_plan(spec, PipelineShape::Linear);
+  const std::uint32_t p = spec.stages;
+  const std::uint32_t m = spec.microbatches;
+  for (std::uint32_t d = 0; d < p; ++d) {
+    auto& program = plan.programs[d];
+    program.reserve(std::size_t{m} * 2);
+    const std::uint32_t warmup = std::min(2 * (p - d - 1), m);
+    for (std::uint32_t mb = 0; mb < warmup; ++mb) program.push_back({TaskKind::F, mb, 0});
+    for (std::uint32_t i = 0; i + warmup < m; ++i) {
+      program.push_back({TaskKind::F, warmup + i, 0});
+      program.push_back({TaskKind::BW, i, 0});
+    }
+    for (std::uint32_t mb = m - warmup; mb < m; ++mb) program.push_back({TaskKind::BW, mb, 0});
+  }
+  return plan;
+}
+
+}  // namespace perflow::parallel::detail
