@@ -27,10 +27,7 @@ namespace {
 
 using perflow::testing::order_string;
 
-struct Simulated {
-  EventGraph graph;
-  simulator::SimulationResult result;
-};
+using perflow::testing::Simulated;
 
 Simulated run(const std::string& schedule, std::uint32_t p, std::uint32_t m, TaskCosts costs,
               TimeNs latency = 0, bool split = false) {

@@ -21,16 +21,7 @@ namespace {
 
 using perflow::testing::order_string;
 
-struct Simulated {
-  EventGraph graph;
-  simulator::SimulationResult result;
-
-  [[nodiscard]] std::string order(std::uint32_t d) const {
-    return order_string(graph, result.trace, d);
-  }
-  [[nodiscard]] TimeNs makespan() const { return result.metrics.makespan; }
-  [[nodiscard]] double peak(std::uint32_t d) const { return result.metrics.devices[d].peak_memory; }
-};
+using perflow::testing::Simulated;
 
 struct Sizes {
   std::uint32_t p = 4;

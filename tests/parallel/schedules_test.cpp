@@ -13,10 +13,7 @@ namespace {
 
 using perflow::testing::order_string;
 
-struct Simulated {
-  EventGraph graph;
-  simulator::SimulationResult result;
-};
+using perflow::testing::Simulated;
 
 Simulated run(const std::string& schedule, std::uint32_t p, std::uint32_t m, TaskCosts costs,
               bool split = false) {

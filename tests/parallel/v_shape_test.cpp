@@ -18,10 +18,7 @@ namespace {
 
 using perflow::testing::order_string;
 
-struct Simulated {
-  EventGraph graph;
-  simulator::SimulationResult result;
-};
+using perflow::testing::Simulated;
 
 PipelineSpec spec_of(const std::string& schedule, std::uint32_t p, std::uint32_t m,
                      std::uint32_t chunks = 2) {

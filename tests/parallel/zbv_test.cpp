@@ -21,10 +21,7 @@ using perflow::testing::order_string;
 
 constexpr TimeNs kUs = 1000;
 
-struct Simulated {
-  EventGraph graph;
-  simulator::SimulationResult result;
-};
+using perflow::testing::Simulated;
 
 PipelineSpec spec_for(const std::string& schedule, std::uint32_t p, std::uint32_t m,
                       double memory_limit = 0, std::uint32_t chunks = 2) {

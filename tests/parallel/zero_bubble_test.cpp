@@ -22,14 +22,7 @@ using perflow::testing::order_string;
 
 constexpr TimeNs kUs = 1000;
 
-struct Simulated {
-  EventGraph graph;
-  simulator::SimulationResult result;
-  [[nodiscard]] const simulator::Metrics& metrics() const { return result.metrics; }
-  [[nodiscard]] std::string order(std::uint32_t d) const {
-    return order_string(graph, result.trace, d);
-  }
-};
+using perflow::testing::Simulated;
 
 /// F, B, W in microseconds; activation 1, B frees `b_frees` of it.
 TaskCosts costs(TimeNs f, TimeNs b, TimeNs w, double b_frees = 0.0) {

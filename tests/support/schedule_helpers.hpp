@@ -9,6 +9,7 @@
 
 #include "perflow/core/event_graph.hpp"
 #include "perflow/core/trace.hpp"
+#include "perflow/simulator/simulate.hpp"
 
 namespace perflow::testing {
 
@@ -21,5 +22,18 @@ inline std::string order_string(const EventGraph& graph, const Trace& trace, std
   }
   return out;
 }
+
+/// A built schedule and its simulation, as the schedule tests use them.
+struct Simulated {
+  EventGraph graph;
+  simulator::SimulationResult result;
+
+  [[nodiscard]] const simulator::Metrics& metrics() const { return result.metrics; }
+  [[nodiscard]] std::string order(std::uint32_t d) const {
+    return order_string(graph, result.trace, d);
+  }
+  [[nodiscard]] TimeNs makespan() const { return result.metrics.makespan; }
+  [[nodiscard]] double peak(std::uint32_t d) const { return result.metrics.devices[d].peak_memory; }
+};
 
 }  // namespace perflow::testing

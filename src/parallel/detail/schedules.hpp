@@ -41,6 +41,22 @@ PipelinePlan plan_dualpipe(const PipelineSpec& spec, const CostTable& costs);
 PipelinePlan plan_dualpipev(const PipelineSpec& spec, const CostTable& costs);
 PipelinePlan plan_custom(const PipelineSpec& spec, const CostTable& costs);
 
+/// One device of DualPipe's eight-step program (dualpipe.cpp), shared with DualPipeV.
+struct DualPipeDevice {
+  std::uint32_t n;             ///< devices per direction's depth: p/2 (DualPipe), p (DualPipeV)
+  std::uint32_t r;             ///< the device's rank from its near end
+  std::uint32_t microbatches;  ///< per direction
+  std::uint32_t near_chunk;
+  std::uint32_t far_chunk;
+  std::uint32_t near_first_microbatch;
+  std::uint32_t far_first_microbatch;
+};
+void append_dualpipe_program(const DualPipeDevice& device, std::vector<Step>& program);
+
+/// ZB-H1 (k = 1) and ZB-H2 (k = 2), zb_h1.cpp: device d runs min(k(p-d) - (k-1), m) warm-up
+/// forwards, then for each microbatch i: B_i, the W of microbatch i - k*d, the next F.
+PipelinePlan plan_zb_handcrafted(const PipelineSpec& spec, std::uint32_t k);
+
 /// The controllable-memory V-shape construction shared by v-half and v-min (v_half.cpp):
 /// `block[d]` holds device d's slots of F0, F1, B1 and B0 of microbatch 0.
 PipelinePlan plan_v_building_block(const PipelineSpec& spec,

@@ -29,6 +29,66 @@
 
 namespace perflow::parallel::detail {
 
+void append_dualpipe_program(const DualPipeDevice& device, std::vector<Step>& program) {
+  const std::uint32_t n = device.n;
+  const std::uint32_t r = device.r;
+  // Per direction (0 = near, 1 = far): the next microbatch to run forward / backward.
+  const std::uint32_t chunk_of[2] = {device.near_chunk, device.far_chunk};
+  const std::uint32_t first_of[2] = {device.near_first_microbatch, device.far_first_microbatch};
+  std::uint32_t next_f[2] = {0, 0};
+  std::uint32_t next_b[2] = {0, 0};
+  std::vector<Step> deferred;  // W steps waiting, oldest first from deferred_head
+  std::size_t deferred_head = 0;
+  const auto forward = [&](std::size_t dir) {
+    program.push_back({TaskKind::F, first_of[dir] + next_f[dir]++, chunk_of[dir]});
+  };
+  const auto backward = [&](std::size_t dir, bool defer_w) {
+    const std::uint32_t mb = first_of[dir] + next_b[dir]++;
+    if (defer_w) {
+      program.push_back({TaskKind::B, mb, chunk_of[dir]});
+      deferred.push_back({TaskKind::W, mb, chunk_of[dir]});
+    } else {
+      program.push_back({TaskKind::BW, mb, chunk_of[dir]});
+    }
+  };
+  const auto weight = [&] { program.push_back(deferred[deferred_head++]); };
+
+  const std::uint32_t edge = n - r - 1;  // steps 3, 5 and 7; step 1 is twice as long
+  for (std::uint32_t i = 0; i < 2 * edge; ++i) forward(0);
+  for (std::uint32_t i = 0; i < r + 1; ++i) {
+    forward(0);
+    forward(1);
+  }
+  for (std::uint32_t i = 0; i < edge; ++i) {
+    backward(1, true);
+    weight();
+    forward(1);
+  }
+  for (std::uint32_t i = 0; i < device.microbatches - 2 * n + r + 1; ++i) {
+    forward(0);
+    backward(1, false);
+    forward(1);
+    backward(0, false);
+  }
+  for (std::uint32_t i = 0; i < edge; ++i) {
+    backward(1, false);
+    forward(1);
+    backward(0, false);
+  }
+  bool defer = false;
+  for (std::uint32_t i = 0; i < r + 1; ++i) {
+    if (i == (r + 1) / 2 && r % 2 == 1) defer = true;
+    backward(1, defer);
+    if (i == (r + 1) / 2 && r % 2 == 0) defer = true;
+    backward(0, defer);
+  }
+  for (std::uint32_t i = 0; i < edge; ++i) {
+    weight();
+    backward(0, true);
+  }
+  while (deferred_head < deferred.size()) weight();
+}
+
 PipelinePlan plan_dualpipe(const PipelineSpec& spec, const CostTable& /*costs*/) {
   require_sizes(spec, 2);
   const std::uint32_t p = spec.stages;
@@ -53,65 +113,16 @@ PipelinePlan plan_dualpipe(const PipelineSpec& spec, const CostTable& /*costs*/)
   const std::uint32_t h = m / 2;
   for (std::uint32_t d = 0; d < p; ++d) {
     const bool second_half = d >= n;
-    const std::uint32_t r = second_half ? p - 1 - d : d;
-    auto& program = plan.programs[d];
-    program.reserve(std::size_t{m} * 2);
-    // Per direction (0 = near, 1 = far): the next microbatch to run forward / backward.
-    const std::uint32_t chunk_of[2] = {second_half ? 1u : 0u, second_half ? 0u : 1u};
-    std::uint32_t next_f[2] = {0, 0};
-    std::uint32_t next_b[2] = {0, 0};
-    std::vector<Step> deferred;  // W steps waiting, oldest first from deferred_head
-    std::size_t deferred_head = 0;
-    const auto forward = [&](std::size_t dir) {
-      const std::uint32_t c = chunk_of[dir];
-      program.push_back({TaskKind::F, c * h + next_f[dir]++, c});
-    };
-    const auto backward = [&](std::size_t dir, bool defer_w) {
-      const std::uint32_t c = chunk_of[dir];
-      const std::uint32_t mb = c * h + next_b[dir]++;
-      if (defer_w) {
-        program.push_back({TaskKind::B, mb, c});
-        deferred.push_back({TaskKind::W, mb, c});
-      } else {
-        program.push_back({TaskKind::BW, mb, c});
-      }
-    };
-    const auto weight = [&] { program.push_back(deferred[deferred_head++]); };
-
-    const std::uint32_t edge = n - r - 1;  // steps 3, 5 and 7; step 1 is twice as long
-    for (std::uint32_t i = 0; i < 2 * edge; ++i) forward(0);
-    for (std::uint32_t i = 0; i < r + 1; ++i) {
-      forward(0);
-      forward(1);
-    }
-    for (std::uint32_t i = 0; i < edge; ++i) {
-      backward(1, true);
-      weight();
-      forward(1);
-    }
-    for (std::uint32_t i = 0; i < h - p + r + 1; ++i) {
-      forward(0);
-      backward(1, false);
-      forward(1);
-      backward(0, false);
-    }
-    for (std::uint32_t i = 0; i < edge; ++i) {
-      backward(1, false);
-      forward(1);
-      backward(0, false);
-    }
-    bool defer = false;
-    for (std::uint32_t i = 0; i < r + 1; ++i) {
-      if (i == (r + 1) / 2 && r % 2 == 1) defer = true;
-      backward(1, defer);
-      if (i == (r + 1) / 2 && r % 2 == 0) defer = true;
-      backward(0, defer);
-    }
-    for (std::uint32_t i = 0; i < edge; ++i) {
-      weight();
-      backward(0, true);
-    }
-    while (deferred_head < deferred.size()) weight();
+    const std::uint32_t near = second_half ? 1 : 0;
+    plan.programs[d].reserve(std::size_t{m} * 2);
+    append_dualpipe_program({.n = n,
+                             .r = second_half ? p - 1 - d : d,
+                             .microbatches = h,
+                             .near_chunk = near,
+                             .far_chunk = 1 - near,
+                             .near_first_microbatch = near * h,
+                             .far_first_microbatch = (1 - near) * h},
+                            plan.programs[d]);
   }
   return plan;
 }

@@ -16,9 +16,9 @@
 //   8. d+1 deferred W.
 // A backward whose weight gradient is deferred is a B whose W runs later (first in, first
 // out); every other backward is a fused BW. An overlapped pair is its F and its BW in
-// sequence (this model has no intra-device overlap). The reference needs m >= 2p.
+// sequence (this model has no intra-device overlap). The reference needs m >= 2p. The
+// steps are DualPipe's (append_dualpipe_program in dualpipe.cpp) with n = p and r = d.
 #include <cstddef>
-#include <vector>
 
 #include <fmt/format.h>
 
@@ -38,58 +38,15 @@ PipelinePlan plan_dualpipev(const PipelineSpec& spec, const CostTable& /*costs*/
   }
   PipelinePlan plan = empty_plan(spec, PipelineShape::VShape);
   for (std::uint32_t d = 0; d < p; ++d) {
-    auto& program = plan.programs[d];
-    program.reserve(std::size_t{m} * 4);
-    std::uint32_t next_f[2] = {0, 0};  // per chunk: the next microbatch forward / backward
-    std::uint32_t next_b[2] = {0, 0};
-    std::vector<Step> deferred;  // W steps waiting, oldest first from deferred_head
-    std::size_t deferred_head = 0;
-    const auto forward = [&](std::uint32_t c) { program.push_back({TaskKind::F, next_f[c]++, c}); };
-    const auto backward = [&](std::uint32_t c, bool defer_w) {
-      const std::uint32_t mb = next_b[c]++;
-      if (defer_w) {
-        program.push_back({TaskKind::B, mb, c});
-        deferred.push_back({TaskKind::W, mb, c});
-      } else {
-        program.push_back({TaskKind::BW, mb, c});
-      }
-    };
-    const auto weight = [&] { program.push_back(deferred[deferred_head++]); };
-
-    const std::uint32_t edge = p - d - 1;  // steps 3, 5 and 7; step 1 is twice as long
-    for (std::uint32_t i = 0; i < 2 * edge; ++i) forward(0);
-    for (std::uint32_t i = 0; i < d + 1; ++i) {
-      forward(0);
-      forward(1);
-    }
-    for (std::uint32_t i = 0; i < edge; ++i) {
-      backward(1, true);
-      weight();
-      forward(1);
-    }
-    for (std::uint32_t i = 0; i < m - 2 * p + d + 1; ++i) {
-      forward(0);
-      backward(1, false);
-      forward(1);
-      backward(0, false);
-    }
-    for (std::uint32_t i = 0; i < edge; ++i) {
-      backward(1, false);
-      forward(1);
-      backward(0, false);
-    }
-    bool defer = false;
-    for (std::uint32_t i = 0; i < d + 1; ++i) {
-      if (i == (d + 1) / 2 && d % 2 == 1) defer = true;
-      backward(1, defer);
-      if (i == (d + 1) / 2 && d % 2 == 0) defer = true;
-      backward(0, defer);
-    }
-    for (std::uint32_t i = 0; i < edge; ++i) {
-      weight();
-      backward(0, true);
-    }
-    while (deferred_head < deferred.size()) weight();
+    plan.programs[d].reserve(std::size_t{m} * 4);
+    append_dualpipe_program({.n = p,
+                             .r = d,
+                             .microbatches = m,
+                             .near_chunk = 0,
+                             .far_chunk = 1,
+                             .near_first_microbatch = 0,
+                             .far_first_microbatch = 0},
+                            plan.programs[d]);
   }
   return plan;
 }

@@ -16,7 +16,7 @@
 
 namespace perflow::parallel::detail {
 
-PipelinePlan plan_zb_h1(const PipelineSpec& spec, const CostTable& /*costs*/) {
+PipelinePlan plan_zb_handcrafted(const PipelineSpec& spec, std::uint32_t k) {
   require_sizes(spec, 1);
   PipelinePlan plan = empty_plan(spec, PipelineShape::Linear);
   const std::uint32_t p = spec.stages;
@@ -24,8 +24,8 @@ PipelinePlan plan_zb_h1(const PipelineSpec& spec, const CostTable& /*costs*/) {
   for (std::uint32_t d = 0; d < p; ++d) {
     auto& program = plan.programs[d];
     program.reserve(std::size_t{m} * 3);
-    const std::uint32_t warmup = std::min(p - d, m);
-    const std::uint32_t w_lag = d;  // W_{i-d} follows B_i
+    const std::uint32_t warmup = std::min(k * (p - d) - (k - 1), m);
+    const std::uint32_t w_lag = k * d;  // W_{i-kd} follows B_i
     for (std::uint32_t mb = 0; mb < warmup; ++mb) program.push_back({TaskKind::F, mb, 0});
     for (std::uint32_t i = 0; i < m; ++i) {
       program.push_back({TaskKind::B, i, 0});
@@ -37,6 +37,10 @@ PipelinePlan plan_zb_h1(const PipelineSpec& spec, const CostTable& /*costs*/) {
     }
   }
   return plan;
+}
+
+PipelinePlan plan_zb_h1(const PipelineSpec& spec, const CostTable& /*costs*/) {
+  return plan_zb_handcrafted(spec, 1);
 }
 
 }  // namespace perflow::parallel::detail

@@ -10,33 +10,12 @@
 // once m >= 2p-1. The reference runtime has no handcrafted ZB-H2 (it reaches it through its
 // automatic scheduler at twice 1F1B's memory, which accepts any m), so fewer microbatches
 // are not refused: the warm-up is cut to m forwards and some bubble remains.
-#include <algorithm>
-
 #include "../detail/schedules.hpp"
 
 namespace perflow::parallel::detail {
 
 PipelinePlan plan_zb_h2(const PipelineSpec& spec, const CostTable& /*costs*/) {
-  require_sizes(spec, 1);
-  PipelinePlan plan = empty_plan(spec, PipelineShape::Linear);
-  const std::uint32_t p = spec.stages;
-  const std::uint32_t m = spec.microbatches;
-  for (std::uint32_t d = 0; d < p; ++d) {
-    auto& program = plan.programs[d];
-    program.reserve(std::size_t{m} * 3);
-    const std::uint32_t warmup = std::min(2 * (p - d) - 1, m);
-    const std::uint32_t w_lag = 2 * d;  // W_{i-2d} follows B_i
-    for (std::uint32_t mb = 0; mb < warmup; ++mb) program.push_back({TaskKind::F, mb, 0});
-    for (std::uint32_t i = 0; i < m; ++i) {
-      program.push_back({TaskKind::B, i, 0});
-      if (i >= w_lag) program.push_back({TaskKind::W, i - w_lag, 0});
-      if (i + warmup < m) program.push_back({TaskKind::F, i + warmup, 0});
-    }
-    for (std::uint32_t mb = m > w_lag ? m - w_lag : 0; mb < m; ++mb) {
-      program.push_back({TaskKind::W, mb, 0});
-    }
-  }
-  return plan;
+  return plan_zb_handcrafted(spec, 2);  // the shared loop is in zb_h1.cpp
 }
 
 }  // namespace perflow::parallel::detail
