@@ -15,13 +15,13 @@ configure-release: deps
 # The flagship example: prints a summary table and writes trace.svg and report.json.
 run: configure-release
 	cmake --build $(RELEASE_DIR) -j $(JOBS) --target perflow
-	$(RELEASE_DIR)/perflow simulate examples/flagship.json --svg trace.svg --report report.json
+	$(RELEASE_DIR)/perflow simulate examples/heterogeneous_zbv.json --svg trace.svg --report report.json
 
 # Warnings are errors; AddressSanitizer and UndefinedBehaviorSanitizer are on.
 test: deps
 	cmake -S . -B $(TEST_DIR) -DCMAKE_BUILD_TYPE=Debug -DPERFLOW_WERROR=ON -DPERFLOW_SANITIZE=address,undefined
 	cmake --build $(TEST_DIR) -j $(JOBS)
-	cd $(TEST_DIR) && ctest -j $(JOBS) --output-on-failure
+	cd $(TEST_DIR) && ctest -j $(JOBS) --output-on-failure --timeout 300
 
 bench: configure-release
 	cmake --build $(RELEASE_DIR) -j $(JOBS) --target perflow_bench perflow_schedules_bench

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "detail/cost_config.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/core/json_cursor.hpp"
 #include "perflow/core/task.hpp"
@@ -16,6 +17,7 @@ namespace perflow::cli {
 namespace {
 
 constexpr std::int64_t kMaxSize = 1 << 24;
+constexpr std::int64_t kMaxStages = 1 << 16;  // per-stage tables are built while reading
 
 std::uint32_t read_size(const JsonCursor& cursor) {
   return static_cast<std::uint32_t>(cursor.as_integer(1, kMaxSize));
@@ -67,7 +69,7 @@ void parse_pipeline(const JsonCursor& c, parallel::PipelineSpec& spec) {
       schedule.fail(e.what());
     }
   }
-  spec.stages = read_size(c.at("stages"));
+  spec.stages = static_cast<std::uint32_t>(c.at("stages").as_integer(1, kMaxStages));
   spec.microbatches = read_size(c.at("microbatches"));
   if (auto chunks = c.find("chunks")) spec.chunks = read_size(*chunks);
   if (auto split = c.find("split_backward")) spec.split_backward = split->as_bool();
@@ -79,28 +81,6 @@ void parse_pipeline(const JsonCursor& c, parallel::PipelineSpec& spec) {
     }
   }
   if (auto order = c.find("order")) spec.order = parse_order(*order);
-}
-
-parallel::TaskCosts parse_costs(const JsonCursor& c) {
-  c.expect_object({"forward", "backward", "weight", "activation", "backward_frees"});
-  parallel::TaskCosts costs;
-  costs.forward = c.at("forward").as_duration();
-  costs.backward = c.at("backward").as_duration();
-  costs.weight = c.at("weight").as_duration();
-  if (auto activation = c.find("activation")) {
-    costs.activation = activation->as_number_at_least(0.0);
-    if (costs.activation > 1e18) activation->fail_expected("an activation size <= 1e18");
-  }
-  if (auto frees = c.find("backward_frees")) {
-    costs.backward_frees = frees->as_number_at_least(0.0);
-    if (costs.backward_frees > 1.0) frees->fail_expected("a fraction in [0, 1]");
-  }
-  return costs;
-}
-
-void parse_network(const JsonCursor& c, simulator::SimulationOptions& options) {
-  c.expect_object({"p2p_latency"});
-  if (auto latency = c.find("p2p_latency")) options.p2p_latency = latency->as_duration();
 }
 
 void parse_simulation(const JsonCursor& c, simulator::SimulationOptions& options) {
@@ -116,14 +96,18 @@ void parse_simulation(const JsonCursor& c, simulator::SimulationOptions& options
 
 Config parse_config(const nlohmann::json& document, const std::string& file) {
   const JsonCursor root(document, file);
-  root.expect_object({"description", "pipeline", "costs", "network", "simulation"});
+  root.expect_object(
+      {"description", "pipeline", "costs", "device_types", "placement", "network", "simulation"});
   Config config;
   config.file = file;
   if (auto description = root.find("description")) config.description = description->as_string();
   parse_pipeline(root.at("pipeline"), config.pipeline);
-  config.costs = parallel::CostTable(parse_costs(root.at("costs")));
-  if (auto network = root.find("network")) parse_network(*network, config.simulation);
-  config.costs.set_p2p_latency(config.simulation.p2p_latency);  // schedulers plan with it
+  try {
+    parallel::check_task_limit(config.pipeline);  // before anything is allocated per stage
+  } catch (const ScheduleError& e) {
+    throw ConfigError(file, "/pipeline/" + e.field(), e.what());
+  }
+  detail::parse_cost_sections(root, config);
   if (auto simulation = root.find("simulation")) parse_simulation(*simulation, config.simulation);
   return config;
 }

@@ -28,20 +28,34 @@ nlohmann::json make_report(const Config& config, const EventGraph& graph,
   report["critical_path"] = std::move(path);
 
   nlohmann::json devices = nlohmann::json::array();
+  bool out_of_memory = false;
   for (const simulator::DeviceMetrics& dm : m.devices) {
+    const DeviceInfo info =
+        dm.device.value < config.devices.size() ? config.devices[dm.device.value] : DeviceInfo{};
+    const double total = info.static_memory + dm.peak_memory;
+    const bool oom = info.memory_capacity > 0 && total > info.memory_capacity;
+    out_of_memory = out_of_memory || oom;
     nlohmann::json order = nlohmann::json::array();
     for (const TaskId t : result.trace.events(dm.device)) order.push_back(graph.label(t));
-    devices.push_back({{"device", dm.device.value},
-                       {"tasks", dm.tasks},
-                       {"busy_ns", dm.busy},
-                       {"bubble_ratio", dm.bubble_ratio},
-                       {"first_start_ns", dm.first_start},
-                       {"last_end_ns", dm.last_finish},
-                       {"span_bubble_ns", dm.span_bubble()},
-                       {"peak_memory", dm.peak_memory},
-                       {"order", std::move(order)}});
+    devices.push_back(
+        {{"device", dm.device.value},
+         {"tasks", dm.tasks},
+         {"busy_ns", dm.busy},
+         {"bubble_ratio", dm.bubble_ratio},
+         {"first_start_ns", dm.first_start},
+         {"last_end_ns", dm.last_finish},
+         {"span_bubble_ns", dm.span_bubble()},
+         {"peak_memory", dm.peak_memory},
+         {"static_memory", info.static_memory},
+         {"peak_total_memory", total},
+         {"memory_capacity", info.memory_capacity > 0 ? nlohmann::json(info.memory_capacity)
+                                                      : nlohmann::json(nullptr)},
+         {"out_of_memory", oom},
+         {"device_type", info.type.empty() ? nlohmann::json(nullptr) : nlohmann::json(info.type)},
+         {"order", std::move(order)}});
   }
   report["devices"] = std::move(devices);
+  report["out_of_memory"] = out_of_memory;
   return report;
 }
 

@@ -5,15 +5,10 @@
 
 #include <fmt/format.h>
 
+#include "perflow/core/units.hpp"
+
 namespace perflow::cli {
 namespace {
-
-std::string format_memory(double value) {
-  if (value == std::floor(value) && std::abs(value) < 1e15) {
-    return fmt::format("{}", static_cast<long long>(value));
-  }
-  return fmt::format("{:.3f}", value);
-}
 
 std::string count(std::uint32_t n, std::string_view one, std::string_view many) {
   return fmt::format("{} {}", n, n == 1 ? one : many);
@@ -39,13 +34,41 @@ std::string format_summary(const Config& config, const EventGraph& graph,
   line("makespan", fmt::format("{} ({} ns)", format_duration(metrics.makespan), metrics.makespan));
   line("bubble ratio", fmt::format("{:.2f}%", metrics.bubble_ratio * 100));
   line("critical path", fmt::format("{} tasks", metrics.critical_path.size()));
+  // Memory columns appear when the config says something about memory or device types.
+  bool cluster = false;
+  for (const DeviceInfo& d : config.devices) {
+    cluster = cluster || !d.type.empty() || d.memory_capacity > 0 || d.static_memory > 0;
+  }
   out += '\n';
-  out += fmt::format("{:>6}  {:>12}  {:>12}  {:>8}  {:>12}\n", "device", "busy", "bubble",
-                     "bubble%", "peak memory");
+  if (!cluster) {
+    out += fmt::format("{:>6}  {:>12}  {:>12}  {:>8}  {:>12}\n", "device", "busy", "bubble",
+                       "bubble%", "peak memory");
+    for (const simulator::DeviceMetrics& d : metrics.devices) {
+      out += fmt::format("{:>6}  {:>12}  {:>12}  {:>7.2f}%  {:>12}\n", d.device.value,
+                         format_duration(d.busy), format_duration(metrics.makespan - d.busy),
+                         d.bubble_ratio * 100, format_memory(d.peak_memory));
+    }
+    return out;
+  }
+  out += fmt::format("{:>6}  {:<8}  {:>12}  {:>12}  {:>8}  {:>11}  {:>11}  {:>11}\n", "device",
+                     "type", "busy", "bubble", "bubble%", "activations", "total peak", "capacity");
+  std::size_t oom = 0;
   for (const simulator::DeviceMetrics& d : metrics.devices) {
-    out += fmt::format("{:>6}  {:>12}  {:>12}  {:>7.2f}%  {:>12}\n", d.device.value,
-                       format_duration(d.busy), format_duration(metrics.makespan - d.busy),
-                       d.bubble_ratio * 100, format_memory(d.peak_memory));
+    const DeviceInfo info =
+        d.device.value < config.devices.size() ? config.devices[d.device.value] : DeviceInfo{};
+    const double total = info.static_memory + d.peak_memory;
+    const bool over = info.memory_capacity > 0 && total > info.memory_capacity;
+    oom += over ? 1 : 0;
+    out += fmt::format("{:>6}  {:<8}  {:>12}  {:>12}  {:>7.2f}%  {:>11}  {:>11}  {:>11}{}\n",
+                       d.device.value, info.type.empty() ? "-" : info.type, format_duration(d.busy),
+                       format_duration(metrics.makespan - d.busy), d.bubble_ratio * 100,
+                       format_memory(d.peak_memory), format_memory(total),
+                       info.memory_capacity > 0 ? format_memory(info.memory_capacity) : "-",
+                       over ? "  OUT OF MEMORY" : "");
+  }
+  if (oom > 0) {
+    out +=
+        fmt::format("predicted out of memory on {} of {} devices\n", oom, metrics.devices.size());
   }
   return out;
 }

@@ -14,6 +14,7 @@
 #include <tuple>
 #include <vector>
 
+#include "perflow/simulator/communication.hpp"
 #include "perflow/simulator/simulate.hpp"
 
 namespace perflow::simulator {
@@ -73,6 +74,7 @@ Trace simulate_greedy(const EventGraph& graph, const SimulationOptions& options)
   std::vector<MinHeap<Priority>> available(devices);
   std::vector<bool> busy(devices, false);
   MinHeap<Event> events;
+  const CommunicationCost comm(graph, options);
 
   const auto release = [&](TaskId t) {
     const std::uint32_t d = graph.device(t).value;
@@ -92,8 +94,7 @@ Trace simulate_greedy(const EventGraph& graph, const SimulationOptions& options)
       busy[here.value] = false;
       for (const Adjacent& s : graph.successors(done)) {
         if (s.kind() != EdgeKind::Data) continue;
-        const TimeNs arrival =
-            e.time + (graph.device(s.task()) != here ? options.p2p_latency : TimeNs{0});
+        const TimeNs arrival = e.time + comm(done, s.task());
         ready_time[s.task().value] = std::max(ready_time[s.task().value], arrival);
         if (--pending[s.task().value] == 0) release(s.task());
       }

@@ -2,16 +2,13 @@
 
 #include <algorithm>
 
+#include "perflow/simulator/communication.hpp"
+
 namespace perflow::simulator {
 namespace {
 
-TimeNs edge_cost(const EventGraph& graph, TaskId from, TaskId to, EdgeKind kind,
-                 const SimulationOptions& options) {
-  return kind == EdgeKind::Data && graph.device(from) != graph.device(to) ? options.p2p_latency : 0;
-}
-
 std::vector<TaskId> binding_chain(const EventGraph& graph, const Trace& trace,
-                                  const SimulationOptions& options) {
+                                  const CommunicationCost& comm) {
   std::vector<TaskId> chain;
   if (graph.task_count() == 0) return chain;
   TaskId last{0};
@@ -35,8 +32,7 @@ std::vector<TaskId> binding_chain(const EventGraph& graph, const Trace& trace,
     };
     for (const Adjacent& p : graph.predecessors(current)) {
       if (p.kind() == EdgeKind::Data) {
-        consider(p.task(), trace.finish_of(p.task()) +
-                               edge_cost(graph, p.task(), current, p.kind(), options));
+        consider(p.task(), trace.finish_of(p.task()) + comm(p.task(), current));
       }
     }
     if (const TaskId before = previous_on_device[current.value]; before.valid()) {
@@ -49,15 +45,14 @@ std::vector<TaskId> binding_chain(const EventGraph& graph, const Trace& trace,
   return chain;
 }
 
-TimeNs longest_data_path(const EventGraph& graph, const SimulationOptions& options) {
+TimeNs longest_data_path(const EventGraph& graph, const CommunicationCost& comm) {
   BigVector<TimeNs> earliest_finish(graph.task_count(), 0);
   TimeNs bound = 0;
   for (const TaskId t : graph.topological_order()) {
     TimeNs ready = 0;
     for (const Adjacent& p : graph.predecessors(t)) {
       if (p.kind() != EdgeKind::Data) continue;
-      ready = std::max(ready, earliest_finish[p.task().value] +
-                                  edge_cost(graph, p.task(), t, p.kind(), options));
+      ready = std::max(ready, earliest_finish[p.task().value] + comm(p.task(), t));
     }
     earliest_finish[t.value] = ready + graph.duration(t);
     bound = std::max(bound, earliest_finish[t.value]);
@@ -95,8 +90,9 @@ Metrics compute_metrics(const EventGraph& graph, const Trace& trace,
     m.total_work += dm.busy;
   }
   m.bubble_ratio = m.devices.empty() ? 0.0 : bubble_sum / static_cast<double>(m.devices.size());
-  m.critical_path = binding_chain(graph, trace, options);
-  m.dependency_bound = longest_data_path(graph, options);
+  const CommunicationCost comm(graph, options);
+  m.critical_path = binding_chain(graph, trace, comm);
+  m.dependency_bound = longest_data_path(graph, comm);
   return m;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "perflow/core/error.hpp"
+#include "perflow/simulator/communication.hpp"
 
 namespace perflow::simulator {
 
@@ -20,7 +21,7 @@ Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options
   const std::span<const TimeNs> duration = graph.durations();
   TimeNs* const start = trace.start.data();
   TimeNs* const finish = trace.finish.data();
-  const TimeNs latency = options.p2p_latency;
+  const CommunicationCost comm(graph, options);
 
   // Program order is encoded as `order` edges, so "device free" is one more predecessor.
   for (const TaskId t : graph.topological_order()) {
@@ -28,7 +29,9 @@ Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options
     const DeviceId here = device[t.value];
     for (const Adjacent& p : graph.predecessors(t)) {
       TimeNs arrival = finish[p.task().value];
-      if (p.kind() == EdgeKind::Data && device[p.task().value] != here) arrival += latency;
+      if (p.kind() == EdgeKind::Data && device[p.task().value] != here) {
+        arrival += comm(p.task(), t);
+      }
       ready = std::max(ready, arrival);
     }
     start[t.value] = ready;

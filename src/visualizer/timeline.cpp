@@ -20,6 +20,7 @@
 #include "perflow/core/error.hpp"
 #include "perflow/core/task.hpp"
 #include "perflow/core/time.hpp"
+#include "perflow/core/units.hpp"
 
 namespace perflow::visualizer {
 namespace {
@@ -222,18 +223,6 @@ std::string tick_label(TimeNs value, TimeUnit unit) {
     text += digits;
   }
   text += unit.name;
-  return text;
-}
-
-std::string format_memory(double value) {
-  if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 1e15) {
-    return fmt::format("{:.0f}", value);
-  }
-  std::string text = fmt::format("{:.3f}", value);
-  if (text.find('.') != std::string::npos) {
-    while (text.back() == '0') text.pop_back();
-    if (text.back() == '.') text.pop_back();
-  }
   return text;
 }
 

@@ -64,7 +64,7 @@ TEST(Config, ErrorsNameThePointerTheRuleAndTheValue) {
       {[](auto& d) { d["pipeline"]["chunks"] = 3; },
        "cfg.json:/pipeline/chunks: 1f1b needs exactly 1 chunk per stage, got 3"},
       {[](auto& d) { d["pipeline"]["stages"] = 0; },
-       "cfg.json:/pipeline/stages: expected an integer in [1, 16777216], got 0"},
+       "cfg.json:/pipeline/stages: expected an integer in [1, 65536], got 0"},
       {[](auto& d) { d["pipeline"]["microbatches"] = "8"; },
        "cfg.json:/pipeline/microbatches: expected an integer in [1, 16777216], got \"8\""},
       {[](auto& d) { d["pipeline"]["schedule"] = "1f1bb"; },
@@ -95,7 +95,46 @@ TEST(Config, ErrorsNameThePointerTheRuleAndTheValue) {
       {[](auto& d) { d["costs"]["backward_frees"] = 1.5; },
        "cfg.json:/costs/backward_frees: expected a fraction in [0, 1], got 1.5"},
       {[](auto& d) { d["costs"].erase("backward"); },
-       "cfg.json:/costs: missing required key 'backward'"},
+       "cfg.json:/costs: stage 0 chunk 0 has no backward cost: give /costs/backward, a device "
+       "type placed on it, or an override"},
+      {[](auto& d) {
+         d["placement"] = {{{"stages", "0-1"}, {"device_type", "H100"}}};
+       },
+       "cfg.json: missing required key 'device_types'"},
+      {[](auto& d) {
+         d["device_types"] = {{"A100", {{"forward", 2}}}};
+         d["placement"] = {{{"stages", "0-1"}, {"device_type", "H100"}}};
+       },
+       "cfg.json:/placement/0/device_type: unknown device type 'H100' (defined in "
+       "/device_types: A100)"},
+      {[](auto& d) {
+         d["device_types"] = {{"A100", {{"forward", 2}}}};
+         d["placement"] = {{{"stages", "0-4"}, {"device_type", "A100"}}};
+       },
+       "cfg.json:/placement/0/stages: expected a stage or an inclusive range of stages (3, "
+       "\"0-3\" or [0, 3]) within 0..3, got \"0-4\""},
+      {[](auto& d) {
+         d["device_types"] = {{"A100", {{"forward", 2}}}};
+         d["placement"] = {{{"stages", "0-1"}, {"device_type", "A100"}},
+                           {{"stages", 1}, {"device_type", "A100"}}};
+       },
+       "cfg.json:/placement/1/stages: stage 1 is already placed by an earlier entry"},
+      {[](auto& d) {
+         d["device_types"] = {{"A100", {{"forward", 2}}}};
+       },
+       "cfg.json:/device_types: device types are defined but never placed: add /placement"},
+      {[](auto& d) {
+         d["costs"]["overrides"] = {{{"stages", 2}, {"chunk", 1}, {"forward", 1}}};
+       },
+       "cfg.json:/costs/overrides/0/chunk: expected an integer in [0, 0], got 1"},
+      {[](auto& d) { d["costs"]["static_memory"] = "20 parsecs"; },
+       "cfg.json:/costs/static_memory: expected a size such as 512, \"64MB\" or \"80GiB\", got "
+       "\"20 parsecs\""},
+      {[](auto& d) {
+         d["network"]["intra_node"] = {{"bandwidth", "fast"}};
+       },
+       "cfg.json:/network/intra_node/bandwidth: expected a bandwidth such as \"400GB/s\" or "
+       "\"100Gb/s\", got \"fast\""},
       {[](auto& d) { d["network"]["p2p_latency"] = "5 parsecs"; },
        "cfg.json:/network/p2p_latency: expected a duration such as 250ns, 1.5us or 2ms, got "
        "\"5 parsecs\""},
@@ -109,6 +148,41 @@ TEST(Config, ErrorsNameThePointerTheRuleAndTheValue) {
     c.edit(doc);
     EXPECT_EQ(error_of(doc), c.message);
   }
+}
+
+TEST(Config, DeviceTypesPlacementAndOverridesResolveInOrder) {
+  auto doc = base();
+  doc["costs"] = {{"forward", 10},
+                  {"backward", 20},
+                  {"weight", 30},
+                  {"static_memory", "1GB"},
+                  {"overrides", {{{"stages", "3"}, {"weight", 7}, {"boundary_bytes", "2MB"}}}}};
+  doc["device_types"] = {{"H100", {{"forward", 1}, {"memory", "80GB"}, {"activation", "1GiB"}}},
+                         {"A100", {{"forward", 2}, {"backward", 4}, {"memory", "40GiB"}}}};
+  doc["placement"] = {{{"stages", {0, 1}}, {"device_type", "H100"}},
+                      {{"stages", "2-3"}, {"device_type", "A100"}}};
+  doc["network"] = {{"p2p_latency", "1us"},
+                    {"devices_per_node", 2},
+                    {"intra_node", {{"latency", "2us"}, {"bandwidth", "400GB/s"}}},
+                    {"inter_node", {{"latency", "5us"}, {"bandwidth", "100Gb/s"}}}};
+  const Config c = parse_config(doc, "cfg.json");
+  const auto& t = c.costs;
+  EXPECT_EQ(t.at(StageId{0}, 0).forward, 1000);     // H100
+  EXPECT_EQ(t.at(StageId{0}, 0).backward, 20'000);  // uniform
+  EXPECT_EQ(t.at(StageId{0}, 0).activation, 1073741824.0);
+  EXPECT_EQ(t.at(StageId{2}, 0).forward, 2000);  // A100
+  EXPECT_EQ(t.at(StageId{2}, 0).backward, 4000);
+  EXPECT_EQ(t.at(StageId{3}, 0).weight, 7000);  // override
+  EXPECT_EQ(c.devices[1].type, "H100");
+  EXPECT_EQ(c.devices[1].memory_capacity, 80e9);
+  EXPECT_EQ(c.devices[3].memory_capacity, 40.0 * 1024 * 1024 * 1024);
+  EXPECT_EQ(c.devices[2].static_memory, 1e9);
+  EXPECT_EQ(c.simulation.boundary_bytes, (std::vector<double>{0, 0, 0, 2e6}));
+  EXPECT_EQ(c.simulation.devices_per_node, 2u);
+  EXPECT_EQ(c.simulation.intra_node.latency, 2000);
+  EXPECT_EQ(c.simulation.intra_node.bandwidth, 400e9);
+  EXPECT_EQ(c.simulation.inter_node.bandwidth, 12.5e9);
+  EXPECT_EQ(c.costs.p2p_latency(), 1000);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "perflow/core/error.hpp"
 #include "perflow/parallel/schedule_registry.hpp"
+#include "perflow/simulator/communication.hpp"
 
 namespace perflow::simulator {
 namespace {
@@ -79,6 +80,37 @@ TEST(Simulate, GreedyModeRunsGraphsWithoutProgramOrder) {
   EXPECT_EQ(r.metrics.makespan, 525);
   EXPECT_EQ(r.metrics.critical_path, (std::vector<TaskId>{f0, f1, bw1}));
   (void)w0;
+}
+
+// Transfers pay latency + bytes / bandwidth on the link between the devices' nodes.
+TEST(Simulate, LinkLatencyBandwidthAndNodes) {
+  EXPECT_EQ(CommunicationCost::transfer(Link{2000, 400e9}, 1000, 64e6), 1000 + 2000 + 160'000);
+  EXPECT_EQ(CommunicationCost::transfer(Link{5000, 12.5e9}, 0, 64e6), 5000 + 5'120'000);
+  EXPECT_EQ(CommunicationCost::transfer(Link{5000, 0}, 0, 64e6), 5000);  // unlimited bandwidth
+  EXPECT_EQ(CommunicationCost::transfer(Link{0, 3e9}, 0, 1), 1);         // rounded up to 1 ns
+
+  // GPipe p=4, m=1, 1us per task, devices 0-1 and 2-3 in two nodes; stage s sends
+  // (s + 1) MB. F0: d0 [0,1]; to d1 intra 1MB: 1us + 1MB/1GB/s = 1ms... keep numbers small:
+  // intra 100ns + bytes/1e12 B/s, inter 1000ns + bytes/1e11 B/s.
+  parallel::PipelineSpec spec;
+  spec.schedule = "gpipe";
+  spec.stages = 4;
+  spec.microbatches = 1;
+  const EventGraph g = parallel::build_schedule(
+      spec, parallel::CostTable(parallel::TaskCosts{1000, 500, 500, 1, 0}));
+  SimulationOptions options;
+  options.devices_per_node = 2;
+  options.intra_node = Link{100, 1e12};
+  options.inter_node = Link{1000, 1e11};
+  options.boundary_bytes = {1e6, 2e6, 3e6, 4e6};
+  const SimulationResult r = simulate(g, options);
+  // Forward: d0->d1 intra 100 + 1000 = 1100; d1->d2 inter 1000 + 20000 = 21000; d2->d3 intra
+  // 100 + 3000 = 3100. F starts: 0, 2100, 24100, 28200; BW on d3 [29200, 30200].
+  // Backward carries the gradient of the receiver's boundary: d3->d2 3100, d2->d1 21000,
+  // d1->d0 1100: BW on d2 [33300, 34300], d1 [55300, 56300], d0 [57400, 58400].
+  EXPECT_EQ(r.trace.start, (BigVector<TimeNs>{0, 57400, 2100, 55300, 24100, 33300, 28200, 29200}));
+  EXPECT_EQ(r.metrics.makespan, 58400);
+  EXPECT_EQ(r.metrics.dependency_bound, 58400);
 }
 
 TEST(Simulate, EmptyGraph) {

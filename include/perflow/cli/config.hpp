@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -12,6 +13,13 @@
 
 namespace perflow::cli {
 
+/// What the config says about one device (pipeline stage d runs on device d).
+struct DeviceInfo {
+  std::string type;            ///< device type name, empty if none was placed
+  double memory_capacity = 0;  ///< bytes (or activation units); 0 when unknown
+  double static_memory = 0;    ///< parameters, gradients, optimizer state of its stage
+};
+
 /// A `perflow simulate` configuration (see README "Config format").
 struct Config {
   std::string file;         ///< where it came from, for messages
@@ -19,6 +27,7 @@ struct Config {
   parallel::PipelineSpec pipeline;
   parallel::CostTable costs;
   simulator::SimulationOptions simulation;
+  std::vector<DeviceInfo> devices;  ///< one per stage
 };
 
 /// Reads and checks a config file. Throws ConfigError naming the file and JSON pointer.

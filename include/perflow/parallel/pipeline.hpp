@@ -39,6 +39,13 @@ struct PipelineSpec {
   std::vector<std::vector<Step>> order;
 };
 
+/// The most tasks a pipeline may have: 2^28 (about 40 GB of graph and trace).
+inline constexpr std::uint64_t kMaxPipelineTasks = std::uint64_t{1} << 28;
+
+/// Throws ScheduleError (field "microbatches") if stages x microbatches x chunks could need
+/// more than kMaxPipelineTasks tasks. Cheap: call it before allocating anything per stage.
+void check_task_limit(const PipelineSpec& spec);
+
 /// What a schedule produces: the shape and, per device, the exact program order.
 struct PipelinePlan {
   PipelineShape shape = PipelineShape::Linear;

@@ -9,9 +9,6 @@
 
 namespace perflow::parallel::detail {
 
-/// The most tasks a pipeline may have: 2^28 (about 40 GB of graph and trace).
-inline constexpr std::uint64_t kMaxPipelineTasks = std::uint64_t{1} << 28;
-
 /// Checks stages, microbatches >= 1 and the task-count limit, with any chunk count.
 void require_basic_sizes(const PipelineSpec& spec);
 

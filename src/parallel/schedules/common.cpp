@@ -3,6 +3,22 @@
 #include "../detail/schedules.hpp"
 #include "perflow/core/error.hpp"
 
+namespace perflow::parallel {
+
+void check_task_limit(const PipelineSpec& spec) {
+  // Tasks ids are 31-bit; far below that, memory runs out (~150 bytes per task).
+  const std::uint64_t tasks = std::uint64_t{spec.stages} * spec.microbatches * spec.chunks * 3;
+  if (tasks > kMaxPipelineTasks) {
+    throw ScheduleError(
+        fmt::format("{} stages x {} microbatches x {} chunks would need up to {} tasks; the limit "
+                    "is {}",
+                    spec.stages, spec.microbatches, spec.chunks, tasks, kMaxPipelineTasks),
+        "microbatches");
+  }
+}
+
+}  // namespace perflow::parallel
+
 namespace perflow::parallel::detail {
 
 void require_basic_sizes(const PipelineSpec& spec) {
@@ -19,15 +35,7 @@ void require_basic_sizes(const PipelineSpec& spec) {
     throw ScheduleError(
         fmt::format("{} needs at least 1 chunk, got {}", spec.schedule, spec.chunks), "chunks");
   }
-  // Tasks ids are 31-bit; far below that, memory runs out (~150 bytes per task).
-  const std::uint64_t tasks = std::uint64_t{spec.stages} * spec.microbatches * spec.chunks * 3;
-  if (tasks > kMaxPipelineTasks) {
-    throw ScheduleError(
-        fmt::format("{} stages x {} microbatches x {} chunks would need up to {} tasks; the limit "
-                    "is {}",
-                    spec.stages, spec.microbatches, spec.chunks, tasks, kMaxPipelineTasks),
-        "microbatches");
-  }
+  check_task_limit(spec);
 }
 
 void require_sizes(const PipelineSpec& spec, std::uint32_t chunks_required) {

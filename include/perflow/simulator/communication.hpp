@@ -1,0 +1,45 @@
+#pragma once
+
+#include <vector>
+
+#include "perflow/core/event_graph.hpp"
+#include "perflow/simulator/options.hpp"
+
+namespace perflow::simulator {
+
+/// What a data dependence between two devices costs:
+///   p2p_latency + link.latency + ceil(bytes / link.bandwidth)
+/// with the intra- or inter-node link by the two devices' nodes, and bytes the activation at
+/// the boundary: for a forward dependence the sending task's stage's boundary_bytes, for a
+/// backward one (the gradient of that activation) the receiving task's. Same device: 0.
+/// Built once per simulation: per stage and link class it is a table lookup.
+class CommunicationCost {
+ public:
+  CommunicationCost(const EventGraph& graph, const SimulationOptions& options);
+
+  [[nodiscard]] TimeNs operator()(TaskId from, TaskId to) const {
+    const DeviceId a = graph_->device(from);
+    const DeviceId b = graph_->device(to);
+    if (a == b) return 0;
+    if (constant_) return base_[0];  // no bytes, one node: every transfer costs the same
+    const bool forward = graph_->kind(from) == TaskKind::F;
+    const std::uint32_t stage = graph_->stage(forward ? from : to).value;
+    const bool same_node =
+        devices_per_node_ == 0 || a.value / devices_per_node_ == b.value / devices_per_node_;
+    const auto& table = same_node ? intra_ : inter_;
+    return stage < table.size() ? table[stage] : base_[same_node ? 0 : 1];
+  }
+
+  /// The transfer time of `bytes` over one link class (exposed for tests and reports).
+  static TimeNs transfer(const Link& link, TimeNs p2p_latency, double bytes);
+
+ private:
+  const EventGraph* graph_;
+  std::uint32_t devices_per_node_;
+  std::vector<TimeNs> intra_;  // per stage
+  std::vector<TimeNs> inter_;
+  TimeNs base_[2];  // stages without boundary bytes: intra, inter
+  bool constant_;
+};
+
+}  // namespace perflow::simulator

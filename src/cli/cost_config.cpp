@@ -1,0 +1,233 @@
+// Costs for heterogeneous pipelines. For stage s and chunk c, fields resolve in order:
+// the uniform /costs, then the device type placed on s (/device_types + /placement), then
+// every /costs/overrides entry covering (s, c), in order. A stage left without a forward,
+// backward or weight cost is an error naming it.
+#include "detail/cost_config.hpp"
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "perflow/core/units.hpp"
+
+namespace perflow::cli::detail {
+namespace {
+
+struct PartialCosts {
+  std::optional<TimeNs> forward, backward, weight;
+  std::optional<double> activation, backward_frees, static_memory, boundary_bytes;
+
+  void apply(const PartialCosts& over) {
+    const auto take = [](auto& field, const auto& other) {
+      if (other) field = other;
+    };
+    take(forward, over.forward);
+    take(backward, over.backward);
+    take(weight, over.weight);
+    take(activation, over.activation);
+    take(backward_frees, over.backward_frees);
+    take(static_memory, over.static_memory);
+    take(boundary_bytes, over.boundary_bytes);
+  }
+};
+
+double read_bytes(const JsonCursor& c) {
+  if (c.value().is_number()) {
+    const double x = c.as_number_at_least(0.0);
+    if (x > 1e18) c.fail_expected("a size <= 1e18 bytes");
+    return x;
+  }
+  try {
+    return parse_bytes(c.as_string());
+  } catch (const std::invalid_argument& e) {
+    c.fail_expected(e.what());
+  }
+}
+
+double read_bandwidth(const JsonCursor& c) {
+  if (c.value().is_number()) return c.as_number_at_least(0.0);
+  try {
+    return parse_bandwidth(c.as_string());
+  } catch (const std::invalid_argument& e) {
+    c.fail_expected(e.what());
+  }
+}
+
+// The cost fields shared by /costs, a device type and an override.
+PartialCosts read_cost_fields(const JsonCursor& c) {
+  PartialCosts p;
+  if (auto x = c.find("forward")) p.forward = x->as_duration();
+  if (auto x = c.find("backward")) p.backward = x->as_duration();
+  if (auto x = c.find("weight")) p.weight = x->as_duration();
+  if (auto x = c.find("activation")) p.activation = read_bytes(*x);
+  if (auto x = c.find("backward_frees")) {
+    p.backward_frees = x->as_number_at_least(0.0);
+    if (*p.backward_frees > 1.0) x->fail_expected("a fraction in [0, 1]");
+  }
+  if (auto x = c.find("static_memory")) p.static_memory = read_bytes(*x);
+  if (auto x = c.find("boundary_bytes")) p.boundary_bytes = read_bytes(*x);
+  return p;
+}
+
+#define PERFLOW_COST_KEYS \
+  "forward", "backward", "weight", "activation", "backward_frees", "static_memory", "boundary_bytes"
+
+// A stage range: 3, "0-3" or [0, 3] (inclusive), within [0, stages).
+std::pair<std::uint32_t, std::uint32_t> read_stage_range(const JsonCursor& c,
+                                                         std::uint32_t stages) {
+  std::int64_t first = 0;
+  std::int64_t last = 0;
+  const std::string expectation = fmt::format(
+      "a stage or an inclusive range of stages (3, \"0-3\" or [0, 3]) within 0..{}", stages - 1);
+  if (c.value().is_number()) {
+    first = last = c.as_integer(0, stages - 1);
+  } else if (c.value().is_array()) {
+    if (c.array_size() != 2) c.fail_expected(expectation);
+    first = c.at(std::size_t{0}).as_integer(0, stages - 1);
+    last = c.at(std::size_t{1}).as_integer(0, stages - 1);
+  } else {
+    const std::string text = c.as_string();
+    const auto dash = text.find('-');
+    try {
+      std::size_t used = 0;
+      first = std::stoll(text.substr(0, dash), &used);
+      if (used != dash && dash != std::string::npos) c.fail_expected(expectation);
+      last = dash == std::string::npos ? first : std::stoll(text.substr(dash + 1), &used);
+    } catch (const std::logic_error&) {
+      c.fail_expected(expectation);
+    }
+  }
+  if (first < 0 || last < first || last >= static_cast<std::int64_t>(stages)) {
+    c.fail_expected(expectation);
+  }
+  return {static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(last)};
+}
+
+simulator::Link read_link(const JsonCursor& c) {
+  c.expect_object({"latency", "bandwidth"});
+  simulator::Link link;
+  if (auto x = c.find("latency")) link.latency = x->as_duration();
+  if (auto x = c.find("bandwidth")) link.bandwidth = read_bandwidth(*x);
+  return link;
+}
+
+}  // namespace
+
+void parse_cost_sections(const JsonCursor& root, Config& config) {
+  const std::uint32_t stages = config.pipeline.stages;
+  const std::uint32_t chunks = config.pipeline.chunks;
+  std::vector<PartialCosts> per_stage_chunk(std::size_t{stages} * chunks);
+  config.devices.assign(stages, DeviceInfo{});
+
+  PartialCosts uniform;
+  std::optional<JsonCursor> costs = root.find("costs");
+  if (costs) {
+    costs->expect_object({PERFLOW_COST_KEYS, "overrides"});
+    uniform = read_cost_fields(*costs);
+  }
+  for (auto& entry : per_stage_chunk) entry = uniform;
+
+  // Device types, placed on stage ranges.
+  if (auto placement = root.find("placement")) {
+    const JsonCursor types = root.at("device_types");
+    if (!types.value().is_object()) types.fail_expected("an object of device types");
+    std::vector<bool> placed(stages, false);
+    for (std::size_t i = 0; i < placement->array_size(); ++i) {
+      const JsonCursor entry = placement->at(i);
+      entry.expect_object({"stages", "device_type"});
+      const auto [first, last] = read_stage_range(entry.at("stages"), stages);
+      const JsonCursor type_name = entry.at("device_type");
+      const std::string name = type_name.as_string();
+      if (!types.has(name)) {
+        std::string valid;
+        for (const auto& [key, value] : types.value().items()) {
+          valid += (valid.empty() ? "" : ", ") + key;
+        }
+        type_name.fail(fmt::format("unknown device type '{}' (defined in /device_types: {})", name,
+                                   valid.empty() ? "none" : valid));
+      }
+      const JsonCursor type = types.at(name);
+      type.expect_object({PERFLOW_COST_KEYS, "memory"});
+      const PartialCosts type_costs = read_cost_fields(type);
+      const double capacity = type.has("memory") ? read_bytes(type.at("memory")) : 0.0;
+      for (std::uint32_t s = first; s <= last; ++s) {
+        if (placed[s]) {
+          entry.at("stages").fail(fmt::format("stage {} is already placed by an earlier entry", s));
+        }
+        placed[s] = true;
+        config.devices[s].type = name;
+        config.devices[s].memory_capacity = capacity;
+        for (std::uint32_t c = 0; c < chunks; ++c)
+          per_stage_chunk[s * chunks + c].apply(type_costs);
+      }
+    }
+  } else if (auto types = root.find("device_types")) {
+    types->fail("device types are defined but never placed: add /placement");
+  }
+
+  // Overrides for a stage or a range of stages, optionally one chunk.
+  if (costs) {
+    if (auto overrides = costs->find("overrides")) {
+      for (std::size_t i = 0; i < overrides->array_size(); ++i) {
+        const JsonCursor entry = overrides->at(i);
+        entry.expect_object({PERFLOW_COST_KEYS, "stages", "chunk"});
+        const auto [first, last] = read_stage_range(entry.at("stages"), stages);
+        std::optional<std::uint32_t> chunk;
+        if (auto c = entry.find("chunk"))
+          chunk = static_cast<std::uint32_t>(c->as_integer(0, chunks - 1));
+        const PartialCosts over = read_cost_fields(entry);
+        for (std::uint32_t s = first; s <= last; ++s) {
+          for (std::uint32_t c = 0; c < chunks; ++c) {
+            if (!chunk || *chunk == c) per_stage_chunk[s * chunks + c].apply(over);
+          }
+        }
+      }
+    }
+  }
+
+  // Every stage needs its three durations; build the table and the per-stage extras.
+  const JsonCursor where = costs ? *costs : root;
+  std::vector<double> boundary_bytes(stages, 0.0);
+  bool any_bytes = false;
+  for (std::uint32_t s = 0; s < stages; ++s) {
+    for (std::uint32_t c = 0; c < chunks; ++c) {
+      const PartialCosts& p = per_stage_chunk[s * chunks + c];
+      const auto require = [&](const std::optional<TimeNs>& field, const char* name) {
+        if (!field) {
+          where.fail(
+              fmt::format("stage {} chunk {} has no {} cost: give /costs/{}, a device "
+                          "type placed on it, or an override",
+                          s, c, name, name));
+        }
+        return *field;
+      };
+      const parallel::TaskCosts resolved{
+          require(p.forward, "forward"), require(p.backward, "backward"),
+          require(p.weight, "weight"), p.activation.value_or(0.0), p.backward_frees.value_or(0.0)};
+      if (s == 0 && c == 0) config.costs = parallel::CostTable(resolved);
+      config.costs.set(StageId{s}, c, resolved);
+      if (c == 0) {
+        config.devices[s].static_memory = p.static_memory.value_or(0.0);
+        boundary_bytes[s] = p.boundary_bytes.value_or(0.0);
+        any_bytes = any_bytes || boundary_bytes[s] > 0;
+      }
+    }
+  }
+  if (any_bytes) config.simulation.boundary_bytes = std::move(boundary_bytes);
+
+  if (auto network = root.find("network")) {
+    network->expect_object({"p2p_latency", "devices_per_node", "intra_node", "inter_node"});
+    if (auto x = network->find("p2p_latency")) config.simulation.p2p_latency = x->as_duration();
+    if (auto x = network->find("devices_per_node")) {
+      config.simulation.devices_per_node = static_cast<std::uint32_t>(x->as_integer(1, 1 << 24));
+    }
+    if (auto x = network->find("intra_node")) config.simulation.intra_node = read_link(*x);
+    if (auto x = network->find("inter_node")) config.simulation.inter_node = read_link(*x);
+  }
+  config.costs.set_p2p_latency(config.simulation.p2p_latency);  // schedulers plan with it
+}
+
+}  // namespace perflow::cli::detail

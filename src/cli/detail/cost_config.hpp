@@ -1,0 +1,13 @@
+#pragma once
+
+#include "perflow/cli/config.hpp"
+#include "perflow/core/json_cursor.hpp"
+
+namespace perflow::cli::detail {
+
+/// Reads /costs, /device_types, /placement and the link part of /network into `config`
+/// (costs per stage and chunk, device memory, boundary bytes, links). Needs
+/// config.pipeline's sizes.
+void parse_cost_sections(const JsonCursor& root, Config& config);
+
+}  // namespace perflow::cli::detail
