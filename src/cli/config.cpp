@@ -12,6 +12,7 @@
 #include "perflow/core/json_cursor.hpp"
 #include "perflow/core/task.hpp"
 #include "perflow/parallel/schedule_registry.hpp"
+#include "perflow/trace_op/operators.hpp"
 
 namespace perflow::cli {
 namespace {
@@ -96,8 +97,8 @@ void parse_simulation(const JsonCursor& c, simulator::SimulationOptions& options
 
 Config parse_config(const nlohmann::json& document, const std::string& file) {
   const JsonCursor root(document, file);
-  root.expect_object(
-      {"description", "pipeline", "costs", "device_types", "placement", "network", "simulation"});
+  root.expect_object({"description", "pipeline", "costs", "device_types", "placement", "parts",
+                      "network", "simulation"});
   Config config;
   config.file = file;
   if (auto description = root.find("description")) config.description = description->as_string();
@@ -116,7 +117,42 @@ Config load_config(const std::filesystem::path& path) {
   return parse_config(read_json_file(path), path.string());
 }
 
+namespace {
+
+// /parts: every part builds its schedule on its device type, keeps its stages; merge.
+EventGraph build_from_parts(const Config& config) {
+  std::vector<trace_op::GraphPart> parts;
+  for (std::size_t i = 0; i < config.parts.size(); ++i) {
+    const PartSpec& part = config.parts[i];
+    parallel::PipelineSpec spec = config.pipeline;
+    spec.schedule = part.schedule;
+    parallel::CostTable costs = config.costs;
+    for (std::uint32_t s = 0; s < spec.stages; ++s) {
+      if (s >= part.first_stage && s <= part.last_stage) continue;
+      for (std::uint32_t c = 0; c < spec.chunks; ++c) {
+        costs.set(StageId{s}, c, config.costs.at(StageId{part.first_stage}, c));
+      }
+    }
+    std::vector<StageId> kept;
+    for (std::uint32_t s = part.first_stage; s <= part.last_stage; ++s) kept.push_back(StageId{s});
+    try {
+      parts.push_back(trace_op::filter(parallel::build_schedule(spec, costs), kept));
+    } catch (const ScheduleError& e) {
+      const std::string at = fmt::format("/parts/{}", i);
+      throw ConfigError(config.file, e.field().empty() ? at : "/pipeline/" + e.field(), e.what());
+    }
+  }
+  try {
+    return trace_op::merge(parts);
+  } catch (const ScheduleError& e) {
+    throw ConfigError(config.file, "/parts", e.what());
+  }
+}
+
+}  // namespace
+
 EventGraph build_graph(const Config& config) {
+  if (!config.parts.empty()) return build_from_parts(config);
   // A user-given order is what a plan error or a deadlock is about.
   const bool custom = !config.pipeline.order.empty();
   try {

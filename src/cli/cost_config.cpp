@@ -130,14 +130,31 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
   }
   for (auto& entry : per_stage_chunk) entry = uniform;
 
-  // Device types, placed on stage ranges.
-  if (auto placement = root.find("placement")) {
+  // Device types, placed on stage ranges (by /placement, or by /parts).
+  std::optional<JsonCursor> placement = root.find("placement");
+  if (auto parts = root.find("parts")) {
+    if (placement) parts->fail("give either /placement or /parts, not both");
+    placement = parts;
+    for (std::size_t i = 0; i < parts->array_size(); ++i) {
+      const JsonCursor entry = parts->at(i);
+      entry.expect_object({"stages", "device_type", "schedule"});
+      const auto [first, last] = read_stage_range(entry.at("stages"), stages);
+      PartSpec part{first, last, config.pipeline.schedule};
+      if (auto schedule = entry.find("schedule")) part.schedule = schedule->as_string();
+      config.parts.push_back(part);
+    }
+  }
+  if (placement) {
     const JsonCursor types = root.at("device_types");
     if (!types.value().is_object()) types.fail_expected("an object of device types");
     std::vector<bool> placed(stages, false);
     for (std::size_t i = 0; i < placement->array_size(); ++i) {
       const JsonCursor entry = placement->at(i);
-      entry.expect_object({"stages", "device_type"});
+      if (!config.parts.empty()) {
+        if (!entry.has("device_type")) continue;  // a part may use the uniform costs
+      } else {
+        entry.expect_object({"stages", "device_type"});
+      }
       const auto [first, last] = read_stage_range(entry.at("stages"), stages);
       const JsonCursor type_name = entry.at("device_type");
       const std::string name = type_name.as_string();
@@ -165,7 +182,7 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
       }
     }
   } else if (auto types = root.find("device_types")) {
-    types->fail("device types are defined but never placed: add /placement");
+    types->fail("device types are defined but never placed: add /placement or /parts");
   }
 
   // Overrides for a stage or a range of stages, optionally one chunk.

@@ -1,11 +1,13 @@
 #include "perflow/cli/config.hpp"
 
+#include <fstream>
 #include <functional>
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "perflow/core/error.hpp"
+#include "perflow/simulator/simulate.hpp"
 
 namespace perflow::cli {
 namespace {
@@ -122,7 +124,8 @@ TEST(Config, ErrorsNameThePointerTheRuleAndTheValue) {
       {[](auto& d) {
          d["device_types"] = {{"A100", {{"forward", 2}}}};
        },
-       "cfg.json:/device_types: device types are defined but never placed: add /placement"},
+       "cfg.json:/device_types: device types are defined but never placed: add /placement or "
+       "/parts"},
       {[](auto& d) {
          d["costs"]["overrides"] = {{{"stages", 2}, {"chunk", 1}, {"forward", 1}}};
        },
@@ -183,6 +186,57 @@ TEST(Config, DeviceTypesPlacementAndOverridesResolveInOrder) {
   EXPECT_EQ(c.simulation.intra_node.bandwidth, 400e9);
   EXPECT_EQ(c.simulation.inter_node.bandwidth, 12.5e9);
   EXPECT_EQ(c.costs.p2p_latency(), 1000);
+}
+
+nlohmann::json heterogeneous_zbv() {
+  std::ifstream in(PERFLOW_SOURCE_DIR "/examples/heterogeneous_zbv.json");
+  return nlohmann::json::parse(in);
+}
+
+// The prototype's workflow through the config: two parts built on their own GPU type,
+// filtered and merged, equal the same schedule with per-stage placement.
+TEST(Config, PartsEqualPlacement) {
+  const auto placed = heterogeneous_zbv();
+  auto parted = placed;
+  parted["parts"] = parted["placement"];
+  parted.erase("placement");
+  const auto run = [](const nlohmann::json& doc) {
+    const Config c = parse_config(doc, "cfg.json");
+    return simulator::simulate(build_graph(c), c.simulation);
+  };
+  const auto a = run(placed);
+  const auto b = run(parted);
+  EXPECT_EQ(a.metrics.makespan, 270'328'680);
+  EXPECT_EQ(b.metrics.makespan, a.metrics.makespan);
+  for (std::size_t d = 0; d < 8; ++d) {
+    EXPECT_EQ(b.metrics.devices[d].peak_memory, a.metrics.devices[d].peak_memory);
+    EXPECT_EQ(b.metrics.devices[d].busy, a.metrics.devices[d].busy);
+  }
+  const Config c = parse_config(parted, "cfg.json");
+  EXPECT_EQ(c.devices[5].type, "A100");
+  EXPECT_EQ(c.parts.size(), 2u);
+
+  auto missing = parted;
+  missing["parts"].erase(1);
+  missing["costs"]["forward"] = 1;  // costs for stages 4-7, so the merge is what fails
+  missing["costs"]["backward"] = 1;
+  missing["costs"]["weight"] = 1;
+  try {
+    (void)build_graph(parse_config(missing, "cfg.json"));
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "cfg.json:/parts: merge: open boundary F0.0 (stage 3) -> F0.0 (stage 4): no part "
+              "holds stage 4");
+  }
+  auto both = parted;
+  both["placement"] = placed["placement"];
+  try {
+    (void)parse_config(both, "cfg.json");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()), "cfg.json:/parts: give either /placement or /parts, not both");
+  }
 }
 
 }  // namespace

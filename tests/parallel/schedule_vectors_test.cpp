@@ -108,6 +108,22 @@ TEST_P(ScheduleVector, MatchesReference) {
   }
 }
 
+// Memory in bytes: the same case with each activation 1.5 GB (x act) peaks at the
+// reference's unit peaks times 1.5 GB, plus nothing else (no static memory given).
+TEST_P(ScheduleVector, PeaksInBytes) {
+  const json& c = vectors()["cases"][GetParam()];
+  if (c["match"] != "exact") GTEST_SKIP() << "at_most cases bound memory by their limit";
+  json doc = config_for(c);
+  doc["costs"]["activation"] = c["inputs"]["act"].get<double>() * 1.5e9;
+  const cli::Config config = cli::parse_config(doc, c["id"].get<std::string>());
+  const simulator::SimulationResult r =
+      simulator::simulate(cli::build_graph(config), config.simulation);
+  for (std::size_t d = 0; d < r.metrics.devices.size(); ++d) {
+    const double expected = c["peak_mem"][d].get<double>() * 1.5e9;
+    EXPECT_NEAR(r.metrics.devices[d].peak_memory, expected, 1e-6 * expected) << "device " << d;
+  }
+}
+
 std::string case_name(const ::testing::TestParamInfo<std::size_t>& info) {
   std::string id = vectors()["cases"][info.param]["id"].get<std::string>();
   for (char& ch : id) {

@@ -20,6 +20,13 @@ struct DeviceInfo {
   double static_memory = 0;    ///< parameters, gradients, optimizer state of its stage
 };
 
+/// One entry of /parts: a schedule built on one device type, of which `stages` are kept.
+struct PartSpec {
+  std::uint32_t first_stage = 0;
+  std::uint32_t last_stage = 0;  ///< inclusive
+  std::string schedule;          ///< the pipeline's schedule unless the part names one
+};
+
 /// A `perflow simulate` configuration (see README "Config format").
 struct Config {
   std::string file;         ///< where it came from, for messages
@@ -28,6 +35,7 @@ struct Config {
   parallel::CostTable costs;
   simulator::SimulationOptions simulation;
   std::vector<DeviceInfo> devices;  ///< one per stage
+  std::vector<PartSpec> parts;      ///< empty: one graph of the whole pipeline
 };
 
 /// Reads and checks a config file. Throws ConfigError naming the file and JSON pointer.
@@ -36,7 +44,9 @@ Config load_config(const std::filesystem::path& path);
 Config parse_config(const nlohmann::json& document, const std::string& file);
 
 /// Builds the config's task graph. A schedule's refusal of the sizes becomes a ConfigError
-/// at the offending field (e.g. `cfg.json:/pipeline/chunks: ...`).
+/// at the offending field (e.g. `cfg.json:/pipeline/chunks: ...`). With /parts, each part's
+/// schedule is built with its device type's costs on every stage (the part's own stages
+/// keep their resolved costs), filtered to its stages, and the parts are merged.
 EventGraph build_graph(const Config& config);
 
 }  // namespace perflow::cli
