@@ -19,6 +19,7 @@ namespace {
 
 constexpr std::int64_t kMaxSize = 1 << 24;
 constexpr std::int64_t kMaxStages = 1 << 16;  // per-stage tables are built while reading
+constexpr std::int64_t kMaxChunks = 256;
 
 std::uint32_t read_size(const JsonCursor& cursor) {
   return static_cast<std::uint32_t>(cursor.as_integer(1, kMaxSize));
@@ -72,7 +73,9 @@ void parse_pipeline(const JsonCursor& c, parallel::PipelineSpec& spec) {
   }
   spec.stages = static_cast<std::uint32_t>(c.at("stages").as_integer(1, kMaxStages));
   spec.microbatches = read_size(c.at("microbatches"));
-  if (auto chunks = c.find("chunks")) spec.chunks = read_size(*chunks);
+  if (auto chunks = c.find("chunks")) {
+    spec.chunks = static_cast<std::uint32_t>(chunks->as_integer(1, kMaxChunks));
+  }
   if (auto split = c.find("split_backward")) spec.split_backward = split->as_bool();
   if (auto group = c.find("microbatch_group_size")) spec.microbatch_group_size = read_size(*group);
   if (auto limit = c.find("memory_limit")) {

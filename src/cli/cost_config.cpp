@@ -4,6 +4,7 @@
 // backward or weight cost is an error naming it.
 #include "detail/cost_config.hpp"
 
+#include <charconv>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -11,7 +12,9 @@
 
 #include <fmt/format.h>
 
+#include "perflow/core/error.hpp"
 #include "perflow/core/units.hpp"
+#include "perflow/parallel/schedule_registry.hpp"
 
 namespace perflow::cli::detail {
 namespace {
@@ -35,25 +38,34 @@ struct PartialCosts {
 };
 
 double read_bytes(const JsonCursor& c) {
+  double x = 0;
   if (c.value().is_number()) {
-    const double x = c.as_number_at_least(0.0);
-    if (x > 1e18) c.fail_expected("a size <= 1e18 bytes");
-    return x;
+    x = c.as_number_at_least(0.0);
+  } else {
+    try {
+      x = parse_bytes(c.as_string());
+    } catch (const std::invalid_argument& e) {
+      c.fail_expected(e.what());
+    }
   }
-  try {
-    return parse_bytes(c.as_string());
-  } catch (const std::invalid_argument& e) {
-    c.fail_expected(e.what());
-  }
+  if (!(x <= 1e18)) c.fail_expected("a size of at most 1e18 bytes");
+  return x;
 }
 
+// Bytes per second, at least 1 B/s (0 would silently mean "free").
 double read_bandwidth(const JsonCursor& c) {
-  if (c.value().is_number()) return c.as_number_at_least(0.0);
-  try {
-    return parse_bandwidth(c.as_string());
-  } catch (const std::invalid_argument& e) {
-    c.fail_expected(e.what());
+  double x = 0;
+  if (c.value().is_number()) {
+    x = c.as_number();
+  } else {
+    try {
+      x = parse_bandwidth(c.as_string());
+    } catch (const std::invalid_argument& e) {
+      c.fail_expected(e.what());
+    }
   }
+  if (!(x >= 1.0 && x <= 1e18)) c.fail_expected("a bandwidth between 1 B/s and 1e18 B/s");
+  return x;
 }
 
 // The cost fields shared by /costs, a device type and an override.
@@ -89,15 +101,21 @@ std::pair<std::uint32_t, std::uint32_t> read_stage_range(const JsonCursor& c,
     first = c.at(std::size_t{0}).as_integer(0, stages - 1);
     last = c.at(std::size_t{1}).as_integer(0, stages - 1);
   } else {
+    // "3" or "0-3": each side a whole non-negative integer.
     const std::string text = c.as_string();
+    const auto number = [&](std::string_view part, std::int64_t& out) {
+      const auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), out);
+      if (part.empty() || error != std::errc() || end != part.data() + part.size()) {
+        c.fail_expected(expectation);
+      }
+    };
     const auto dash = text.find('-');
-    try {
-      std::size_t used = 0;
-      first = std::stoll(text.substr(0, dash), &used);
-      if (used != dash && dash != std::string::npos) c.fail_expected(expectation);
-      last = dash == std::string::npos ? first : std::stoll(text.substr(dash + 1), &used);
-    } catch (const std::logic_error&) {
-      c.fail_expected(expectation);
+    const std::string_view view(text);
+    number(view.substr(0, dash), first);
+    if (dash == std::string::npos) {
+      last = first;
+    } else {
+      number(view.substr(dash + 1), last);
     }
   }
   if (first < 0 || last < first || last >= static_cast<std::int64_t>(stages)) {
@@ -120,6 +138,7 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
   const std::uint32_t stages = config.pipeline.stages;
   const std::uint32_t chunks = config.pipeline.chunks;
   std::vector<PartialCosts> per_stage_chunk(std::size_t{stages} * chunks);
+  config.costs.reserve(stages, chunks);
   config.devices.assign(stages, DeviceInfo{});
 
   PartialCosts uniform;
@@ -140,7 +159,14 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
       entry.expect_object({"stages", "device_type", "schedule"});
       const auto [first, last] = read_stage_range(entry.at("stages"), stages);
       PartSpec part{first, last, config.pipeline.schedule};
-      if (auto schedule = entry.find("schedule")) part.schedule = schedule->as_string();
+      if (auto schedule = entry.find("schedule")) {
+        part.schedule = schedule->as_string();
+        try {
+          (void)parallel::builtin_schedules().get(part.schedule);
+        } catch (const UnknownNameError& e) {
+          schedule->fail(e.what());
+        }
+      }
       config.parts.push_back(part);
     }
   }
@@ -224,7 +250,10 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
       const parallel::TaskCosts resolved{
           require(p.forward, "forward"), require(p.backward, "backward"),
           require(p.weight, "weight"), p.activation.value_or(0.0), p.backward_frees.value_or(0.0)};
-      if (s == 0 && c == 0) config.costs = parallel::CostTable(resolved);
+      if (s == 0 && c == 0) {
+        config.costs = parallel::CostTable(resolved);
+        config.costs.reserve(stages, chunks);
+      }
       config.costs.set(StageId{s}, c, resolved);
       if (c == 0) {
         config.devices[s].static_memory = p.static_memory.value_or(0.0);

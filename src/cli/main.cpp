@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <exception>
 #include <new>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -29,6 +30,10 @@ int main(int argc, char** argv) {
   add_validate_command(app);
   try {
     app.parse(argc, argv);
+    // Buffered output that cannot be written (a full disk, a closed pipe) is a failure.
+    if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+      return fail(kOutputError, "cannot write to standard output");
+    }
     return kSuccess;
   } catch (const CLI::CallForHelp&) {
     return app.exit(CLI::CallForHelp());
@@ -44,6 +49,8 @@ int main(int argc, char** argv) {
     return fail(kOutputError, e.what());
   } catch (const perflow::Error& e) {
     return fail(kUsageError, e.what());
+  } catch (const std::system_error& e) {  // fmt::print on a stream that fails
+    return fail(kOutputError, fmt::format("cannot write output: {}", e.what()).c_str());
   } catch (const std::bad_alloc&) {
     return fail(kOutOfMemory, "out of memory: the task graph is too large for this machine");
   } catch (const std::exception& e) {

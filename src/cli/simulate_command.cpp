@@ -1,5 +1,9 @@
+#include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -26,15 +30,20 @@ void run_simulate(const SimulateOptions& options) {
   const EventGraph graph = build_graph(config);
   const simulator::SimulationResult result = simulator::simulate(graph, config.simulation);
 
-  // Everything is computed before anything is written.
+  // Everything is rendered before anything is written, and the files appear together.
   const nlohmann::json report = make_report(config, graph, result);
-  if (!options.report.empty()) write_file_atomically(options.report, report.dump(1) + "\n");
+  const std::string report_text = report.dump(1) + "\n";
+  std::string svg;
   if (!options.svg.empty()) {
     visualizer::TimelineOptions timeline;
     timeline.title = config.description.empty() ? config.pipeline.schedule : config.description;
     timeline.subtitle = describe_run(config, graph);
-    visualizer::write_timeline_svg(options.svg, graph, result.trace, result.metrics, timeline);
+    svg = visualizer::render_timeline_svg(graph, result.trace, result.metrics, timeline);
   }
+  std::vector<std::pair<std::filesystem::path, std::string_view>> files;
+  if (!options.report.empty()) files.emplace_back(options.report, report_text);
+  if (!options.svg.empty()) files.emplace_back(options.svg, svg);
+  write_files_atomically(files);
   if (options.format == "json") {
     fmt::print("{}\n", report.dump(1));
   } else {

@@ -229,6 +229,21 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& name) {
 }
 
 nlohmann::json read_json_file(const std::filesystem::path& path) {
+  // Only regular files, and not endless ones (/dev/zero): configs are small.
+  constexpr std::uintmax_t kMaxConfigBytes = std::uintmax_t{256} << 20;
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::is_directory(status)) {
+    throw ConfigError(path.string(), "", "is a directory, not a JSON file");
+  }
+  if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+    throw ConfigError(path.string(), "", "is not a regular file");
+  }
+  if (const auto size = std::filesystem::file_size(path, ec); !ec && size > kMaxConfigBytes) {
+    throw ConfigError(
+        path.string(), "",
+        fmt::format("is {} bytes; a config may have at most {}", size, kMaxConfigBytes));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(path.string(), "", "cannot open the file for reading");
   std::ostringstream buffer;

@@ -62,7 +62,9 @@ TimeNs parse_duration(std::string_view text) {
       if (whole > (kMaxNs - digit) / 10) throw std::invalid_argument("a duration below 5e17 ns");
       whole = whole * 10 + digit;
     } else {
-      if (fraction_scale >= kNsPerS * 1000) {
+      // Digits finer than a nanosecond must be zero; the rest stay below `scale`, so
+      // fraction * scale cannot overflow.
+      if (fraction_scale >= scale) {
         if (digit != 0) throw std::invalid_argument("a whole number of nanoseconds");
         continue;
       }

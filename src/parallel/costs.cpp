@@ -33,26 +33,33 @@ double TaskCosts::memory_delta(TaskKind kind) const {
   return 0.0;
 }
 
+void CostTable::reserve(std::uint32_t stages, std::uint32_t chunks) {
+  if (stages > 0 && chunks > 0) set_size(stages - 1, chunks - 1);
+}
+
 void CostTable::set(StageId stage, std::uint32_t chunk, TaskCosts costs) {
+  set_size(stage.value, chunk);
+  entries_[std::size_t{stage.value} * chunks_ + chunk] = costs;
+  present_[std::size_t{stage.value} * chunks_ + chunk] = true;
+}
+
+void CostTable::set_size(std::uint32_t stage, std::uint32_t chunk) {
   const std::uint32_t stages =
       chunks_ == 0 ? 0 : static_cast<std::uint32_t>(entries_.size()) / chunks_;
   const std::uint32_t new_chunks = std::max(chunks_, chunk + 1);
-  const std::uint32_t new_stages = std::max(stages, stage.value + 1);
-  if (new_chunks != chunks_ || new_stages != stages) {
-    std::vector<TaskCosts> entries(std::size_t{new_stages} * new_chunks, uniform_);
-    std::vector<bool> present(entries.size(), false);
-    for (std::uint32_t s = 0; s < stages; ++s) {
-      for (std::uint32_t c = 0; c < chunks_; ++c) {
-        entries[s * new_chunks + c] = entries_[s * chunks_ + c];
-        present[s * new_chunks + c] = present_[s * chunks_ + c];
-      }
+  const std::uint32_t new_stages = std::max(stages, stage + 1);
+  if (new_chunks == chunks_ && new_stages == stages) return;
+  std::vector<TaskCosts> entries(std::size_t{new_stages} * new_chunks, uniform_);
+  std::vector<bool> present(entries.size(), false);
+  for (std::uint32_t s = 0; s < stages; ++s) {
+    for (std::uint32_t c = 0; c < chunks_; ++c) {
+      entries[std::size_t{s} * new_chunks + c] = entries_[std::size_t{s} * chunks_ + c];
+      present[std::size_t{s} * new_chunks + c] = present_[std::size_t{s} * chunks_ + c];
     }
-    entries_ = std::move(entries);
-    present_ = std::move(present);
-    chunks_ = new_chunks;
   }
-  entries_[std::size_t{stage.value} * chunks_ + chunk] = costs;
-  present_[std::size_t{stage.value} * chunks_ + chunk] = true;
+  entries_ = std::move(entries);
+  present_ = std::move(present);
+  chunks_ = new_chunks;
 }
 
 const TaskCosts& CostTable::at(StageId stage, std::uint32_t chunk) const {

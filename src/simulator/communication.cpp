@@ -1,15 +1,44 @@
 #include "perflow/simulator/communication.hpp"
 
+#include <algorithm>
 #include <cmath>
+
+#include <fmt/format.h>
+
+#include "perflow/core/error.hpp"
 
 namespace perflow::simulator {
 
 TimeNs CommunicationCost::transfer(const Link& link, TimeNs p2p_latency, double bytes) {
-  TimeNs cost = p2p_latency + link.latency;
-  if (bytes > 0 && link.bandwidth > 0) {
-    cost += static_cast<TimeNs>(std::ceil(bytes / link.bandwidth * 1e9));
+  constexpr double kLimit = 1e18;
+  double ns = static_cast<double>(p2p_latency) + static_cast<double>(link.latency);
+  if (bytes > 0 && link.bandwidth > 0) ns += std::ceil(bytes / link.bandwidth * 1e9);
+  if (!(ns <= kLimit)) {
+    throw ScheduleError(fmt::format(
+        "a transfer of {} bytes over a link of {} bytes/s and {} ns latency (plus {} ns) would "
+        "take longer than 1e18 ns",
+        bytes, link.bandwidth, link.latency, p2p_latency));
   }
-  return cost;
+  return static_cast<TimeNs>(ns);
+}
+
+TimeNs CommunicationCost::max_transfer() const {
+  TimeNs longest = std::max(base_[0], base_[1]);
+  for (const TimeNs t : intra_) longest = std::max(longest, t);
+  for (const TimeNs t : inter_) longest = std::max(longest, t);
+  return longest;
+}
+
+void check_time_range(const EventGraph& graph, const CommunicationCost& comm) {
+  constexpr double kLimit = 4e18;  // below 2^62 ns
+  double total = static_cast<double>(graph.edge_count()) * static_cast<double>(comm.max_transfer());
+  for (const TimeNs d : graph.durations()) total += static_cast<double>(d);
+  if (total > kLimit) {
+    throw ScheduleError(fmt::format(
+        "the simulated step could last up to {:.3g} ns, beyond the simulator's range (4e18 ns, "
+        "about 127 years): check the units of the costs and the network",
+        total));
+  }
 }
 
 CommunicationCost::CommunicationCost(const EventGraph& graph, const SimulationOptions& options)

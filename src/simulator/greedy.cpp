@@ -75,6 +75,7 @@ Trace simulate_greedy(const EventGraph& graph, const SimulationOptions& options)
   std::vector<bool> busy(devices, false);
   MinHeap<Event> events;
   const CommunicationCost comm(graph, options);
+  check_time_range(graph, comm);
 
   const auto release = [&](TaskId t) {
     const std::uint32_t d = graph.device(t).value;

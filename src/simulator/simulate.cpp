@@ -22,6 +22,7 @@ Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options
   TimeNs* const start = trace.start.data();
   TimeNs* const finish = trace.finish.data();
   const CommunicationCost comm(graph, options);
+  check_time_range(graph, comm);
 
   // Program order is encoded as `order` edges, so "device free" is one more predecessor.
   for (const TaskId t : graph.topological_order()) {

@@ -195,6 +195,19 @@ nlohmann::json heterogeneous_zbv() {
 
 // The prototype's workflow through the config: two parts built on their own GPU type,
 // filtered and merged, equal the same schedule with per-stage placement.
+// Found in review: per-stage cost tables grew one stage at a time (quadratic); 65536 stages
+// took minutes. Now the table is sized once.
+TEST(Config, ManyStagesReadInLinearTime) {
+  auto doc = base();
+  doc["pipeline"]["stages"] = 65536;
+  doc["pipeline"]["microbatches"] = 1;
+  doc["costs"]["overrides"] = {{{"stages", "60000-65535"}, {"forward", 7}}};
+  const Config c = parse_config(doc, "cfg.json");
+  EXPECT_EQ(c.costs.at(StageId{65535}, 0).forward, 7000);
+  EXPECT_EQ(c.costs.at(StageId{59999}, 0).forward, 1'315'000);
+  EXPECT_EQ(build_graph(c).task_count(), 131072u);
+}
+
 TEST(Config, PartsEqualPlacement) {
   const auto placed = heterogeneous_zbv();
   auto parted = placed;

@@ -78,6 +78,13 @@ TEST(ParseJsonText, DuplicateKeysAreRejected) {
   EXPECT_NO_THROW((void)parse_json_text(R"({"a": {"b": 1}, "c": {"b": 2}})", "ok.json"));
 }
 
+TEST(ReadJsonFile, OnlyRegularFiles) {
+  EXPECT_EQ(error_of([&] { (void)read_json_file("/dev/zero"); }),
+            "/dev/zero: is not a regular file");
+  EXPECT_EQ(error_of([&] { (void)read_json_file("/tmp"); }),
+            "/tmp: is a directory, not a JSON file");
+}
+
 TEST(ReadJsonFile, MissingFileIsAConfigError) {
   EXPECT_EQ(error_of([&] { (void)read_json_file("/nonexistent/perflow.json"); }),
             "/nonexistent/perflow.json: cannot open the file for reading");

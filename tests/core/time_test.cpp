@@ -17,11 +17,13 @@ TEST(ParseDuration, UnitsAreExact) {
   EXPECT_EQ(parse_duration("1315"), 1'315'000);  // bare number: microseconds
   EXPECT_EQ(parse_duration("7\xC2\xB5s"), 7000);
   EXPECT_EQ(parse_duration("0.000000001s"), 1);
+  EXPECT_EQ(parse_duration("0.999999999000s"), 999'999'999);  // zeros past 1 ns are fine
 }
 
 TEST(ParseDuration, RejectsWithAReason) {
-  for (const char* bad : {"", "ms", "1.0005ns", "-3us", "1e3us", "fast", "1..2ms", "1.5 parsecs",
-                          "99999999999999999999s"}) {
+  for (const char* bad :
+       {"", "ms", "1.0005ns", "-3us", "1e3us", "fast", "1..2ms", "1.5 parsecs",
+        "99999999999999999999s", "0.999999999999s", "0.9999999999s", "1.0001us0"}) {
     EXPECT_THROW((void)parse_duration(bad), std::invalid_argument) << bad;
   }
 }

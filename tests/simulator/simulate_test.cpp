@@ -113,6 +113,28 @@ TEST(Simulate, LinkLatencyBandwidthAndNodes) {
   EXPECT_EQ(r.metrics.dependency_bound, 58400);
 }
 
+// Found in review: times beyond int64 nanoseconds were UB or silently wrong.
+TEST(Simulate, TimesBeyondTheRangeAreErrors) {
+  EXPECT_THROW((void)CommunicationCost::transfer(Link{0, 1.0}, 0, 1e18), ScheduleError);
+  EXPECT_THROW((void)CommunicationCost::transfer(Link{0, 1e-300}, 0, 1e9), ScheduleError);
+  parallel::PipelineSpec spec;
+  spec.schedule = "1f1b";
+  spec.stages = 2;
+  spec.microbatches = 16;
+  const TimeNs huge = 500'000'000 * kNsPerS;  // 500 million seconds per task
+  const EventGraph g = parallel::build_schedule(
+      spec, parallel::CostTable(parallel::TaskCosts{huge, huge, huge, 1, 0}));
+  try {
+    (void)simulate(g);
+    FAIL();
+  } catch (const ScheduleError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "the simulated step could last up to 4.8e+19 ns, beyond the simulator's range (4e18 "
+              "ns, about 127 years): check the units of the costs and the network");
+  }
+  EXPECT_THROW((void)simulate(g, SimulationOptions{0, SimulationMode::Greedy}), ScheduleError);
+}
+
 TEST(Simulate, EmptyGraph) {
   const EventGraph g = EventGraphBuilder(3).freeze();
   const SimulationResult r = simulate(g);

@@ -1,8 +1,11 @@
 #pragma once
 
 #include <filesystem>
+#include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace perflow {
 
@@ -28,5 +31,10 @@ class AtomicFile {
 
 /// Writes `content` to `path` atomically; throws IoError naming the path on failure.
 void write_file_atomically(const std::filesystem::path& path, std::string_view content);
+
+/// Writes several files: all contents go to temporaries first, and only when every one is
+/// written are they renamed into place, so a failure leaves none of them.
+void write_files_atomically(
+    std::span<const std::pair<std::filesystem::path, std::string_view>> files);
 
 }  // namespace perflow

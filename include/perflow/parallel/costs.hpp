@@ -34,6 +34,8 @@ class CostTable {
   explicit CostTable(TaskCosts uniform, TimeNs p2p_latency = 0)
       : uniform_(uniform), p2p_latency_(p2p_latency) {}
 
+  /// Makes room for stages x chunks entries at once (set() grows the table otherwise).
+  void reserve(std::uint32_t stages, std::uint32_t chunks);
   /// Sets the costs of one (stage, chunk), growing the table as needed.
   void set(StageId stage, std::uint32_t chunk, TaskCosts costs);
   [[nodiscard]] const TaskCosts& at(StageId stage, std::uint32_t chunk) const;
@@ -42,6 +44,8 @@ class CostTable {
   void set_p2p_latency(TimeNs latency) { p2p_latency_ = latency; }
 
  private:
+  void set_size(std::uint32_t stage, std::uint32_t chunk);  // grow to hold (stage, chunk)
+
   TaskCosts uniform_;
   TimeNs p2p_latency_ = 0;
   std::uint32_t chunks_ = 0;

@@ -31,7 +31,11 @@ class CommunicationCost {
   }
 
   /// The transfer time of `bytes` over one link class (exposed for tests and reports).
+  /// Throws ScheduleError if it would exceed 1e18 ns.
   static TimeNs transfer(const Link& link, TimeNs p2p_latency, double bytes);
+
+  /// The longest single transfer this model can charge.
+  [[nodiscard]] TimeNs max_transfer() const;
 
  private:
   const EventGraph* graph_;
@@ -41,5 +45,9 @@ class CommunicationCost {
   TimeNs base_[2];  // stages without boundary bytes: intra, inter
   bool constant_;
 };
+
+/// Throws ScheduleError if the graph's work plus a transfer on every edge could overflow the
+/// simulator's integer nanoseconds (about 146 years): a guard against unit mistakes.
+void check_time_range(const EventGraph& graph, const CommunicationCost& comm);
 
 }  // namespace perflow::simulator
