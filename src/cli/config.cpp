@@ -61,16 +61,7 @@ std::vector<std::vector<parallel::Step>> parse_order(const JsonCursor& c) {
 void parse_pipeline(const JsonCursor& c, parallel::PipelineSpec& spec) {
   c.expect_object({"schedule", "stages", "microbatches", "chunks", "split_backward",
                    "microbatch_group_size", "memory_limit", "order"});
-  const JsonCursor schedule = c.at("schedule");
-  spec.schedule = schedule.as_string();
-  const auto& registry = parallel::builtin_schedules();
-  if (registry.find(spec.schedule) == nullptr) {
-    try {
-      (void)registry.get(spec.schedule);
-    } catch (const UnknownNameError& e) {
-      schedule.fail(e.what());
-    }
-  }
+  spec.schedule = detail::read_schedule_name(c.at("schedule"));
   spec.stages = static_cast<std::uint32_t>(c.at("stages").as_integer(1, kMaxStages));
   spec.microbatches = read_size(c.at("microbatches"));
   if (auto chunks = c.find("chunks")) {
@@ -114,6 +105,16 @@ Config parse_config(const nlohmann::json& document, const std::string& file) {
   detail::parse_cost_sections(root, config);
   if (auto simulation = root.find("simulation")) parse_simulation(*simulation, config.simulation);
   return config;
+}
+
+DeviceMemory device_memory(const Config& config, const simulator::DeviceMetrics& device) {
+  DeviceMemory memory;
+  if (device.device.value < config.devices.size())
+    memory.info = config.devices[device.device.value];
+  memory.total = memory.info.static_memory + device.peak_memory;
+  memory.out_of_memory =
+      memory.info.memory_capacity > 0 && memory.total > memory.info.memory_capacity;
+  return memory;
 }
 
 Config load_config(const std::filesystem::path& path) {

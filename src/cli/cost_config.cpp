@@ -134,6 +134,16 @@ simulator::Link read_link(const JsonCursor& c) {
 
 }  // namespace
 
+std::string read_schedule_name(const JsonCursor& cursor) {
+  std::string name = cursor.as_string();
+  try {
+    (void)parallel::builtin_schedules().get(name);
+  } catch (const UnknownNameError& e) {
+    cursor.fail(e.what());
+  }
+  return name;
+}
+
 void parse_cost_sections(const JsonCursor& root, Config& config) {
   const std::uint32_t stages = config.pipeline.stages;
   const std::uint32_t chunks = config.pipeline.chunks;
@@ -159,14 +169,7 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
       entry.expect_object({"stages", "device_type", "schedule"});
       const auto [first, last] = read_stage_range(entry.at("stages"), stages);
       PartSpec part{first, last, config.pipeline.schedule};
-      if (auto schedule = entry.find("schedule")) {
-        part.schedule = schedule->as_string();
-        try {
-          (void)parallel::builtin_schedules().get(part.schedule);
-        } catch (const UnknownNameError& e) {
-          schedule->fail(e.what());
-        }
-      }
+      if (auto schedule = entry.find("schedule")) part.schedule = read_schedule_name(*schedule);
       config.parts.push_back(part);
     }
   }

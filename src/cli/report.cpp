@@ -30,10 +30,7 @@ nlohmann::json make_report(const Config& config, const EventGraph& graph,
   nlohmann::json devices = nlohmann::json::array();
   bool out_of_memory = false;
   for (const simulator::DeviceMetrics& dm : m.devices) {
-    const DeviceInfo info =
-        dm.device.value < config.devices.size() ? config.devices[dm.device.value] : DeviceInfo{};
-    const double total = info.static_memory + dm.peak_memory;
-    const bool oom = info.memory_capacity > 0 && total > info.memory_capacity;
+    const auto [info, total, oom] = device_memory(config, dm);
     out_of_memory = out_of_memory || oom;
     nlohmann::json order = nlohmann::json::array();
     for (const TaskId t : result.trace.events(dm.device)) order.push_back(graph.label(t));

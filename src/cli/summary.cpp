@@ -54,10 +54,7 @@ std::string format_summary(const Config& config, const EventGraph& graph,
                      "type", "busy", "bubble", "bubble%", "activations", "total peak", "capacity");
   std::size_t oom = 0;
   for (const simulator::DeviceMetrics& d : metrics.devices) {
-    const DeviceInfo info =
-        d.device.value < config.devices.size() ? config.devices[d.device.value] : DeviceInfo{};
-    const double total = info.static_memory + d.peak_memory;
-    const bool over = info.memory_capacity > 0 && total > info.memory_capacity;
+    const auto [info, total, over] = device_memory(config, d);
     oom += over ? 1 : 0;
     out += fmt::format("{:>6}  {:<8}  {:>12}  {:>12}  {:>7.2f}%  {:>11}  {:>11}  {:>11}{}\n",
                        d.device.value, info.type.empty() ? "-" : info.type, format_duration(d.busy),

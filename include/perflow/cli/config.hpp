@@ -9,6 +9,7 @@
 #include "perflow/core/event_graph.hpp"
 #include "perflow/parallel/costs.hpp"
 #include "perflow/parallel/pipeline.hpp"
+#include "perflow/simulator/metrics.hpp"
 #include "perflow/simulator/options.hpp"
 
 namespace perflow::cli {
@@ -37,6 +38,14 @@ struct Config {
   std::vector<DeviceInfo> devices;  ///< one per stage
   std::vector<PartSpec> parts;      ///< empty: one graph of the whole pipeline
 };
+
+/// A device's memory as the config and a simulation see it.
+struct DeviceMemory {
+  DeviceInfo info;             ///< type, capacity and static memory (defaults if none given)
+  double total = 0;            ///< static memory + peak activations
+  bool out_of_memory = false;  ///< capacity known and exceeded
+};
+DeviceMemory device_memory(const Config& config, const simulator::DeviceMetrics& device);
 
 /// Reads and checks a config file. Throws ConfigError naming the file and JSON pointer.
 Config load_config(const std::filesystem::path& path);

@@ -1,9 +1,14 @@
 #pragma once
 
+#include <string>
+
 #include "perflow/cli/config.hpp"
 #include "perflow/core/json_cursor.hpp"
 
 namespace perflow::cli::detail {
+
+/// A registered schedule's name; an unknown one fails at its pointer with the valid names.
+std::string read_schedule_name(const JsonCursor& cursor);
 
 /// Reads /costs, /device_types, /placement and the link part of /network into `config`
 /// (costs per stage and chunk, device memory, boundary bytes, links). Needs

@@ -50,6 +50,10 @@ struct DualPipeDevice {
 };
 void append_dualpipe_program(const DualPipeDevice& device, std::vector<Step>& program);
 
+/// 1F1B (k = 1) and eager 1F1B (k = 2), one_f_one_b.cpp: device d runs min(k(p-d-1), m)
+/// warm-up forwards, then forward/fused-backward pairs, then the remaining backwards.
+PipelinePlan plan_1f1b_with_warmup(const PipelineSpec& spec, std::uint32_t k);
+
 /// ZB-H1 (k = 1) and ZB-H2 (k = 2), zb_h1.cpp: device d runs min(k(p-d) - (k-1), m) warm-up
 /// forwards, then for each microbatch i: B_i, the W of microbatch i - k*d, the next F.
 PipelinePlan plan_zb_handcrafted(const PipelineSpec& spec, std::uint32_t k);

@@ -8,29 +8,12 @@
 // (fused) backward, then alternates backward and forward, then drains the backwards; it holds
 // at most min(2(p-d)-1, m) activations (1F1B: min(p-d, m)). Fewer microbatches than the
 // warm-up needs simply shorten it (as PyTorch caps it; Paddle refuses m < 2p-1).
-#include <algorithm>
-
 #include "../detail/schedules.hpp"
 
 namespace perflow::parallel::detail {
 
 PipelinePlan plan_eager_1f1b(const PipelineSpec& spec, const CostTable& /*costs*/) {
-  require_sizes(spec, 1);
-  PipelinePlan plan = empty_plan(spec, PipelineShape::Linear);
-  const std::uint32_t p = spec.stages;
-  const std::uint32_t m = spec.microbatches;
-  for (std::uint32_t d = 0; d < p; ++d) {
-    auto& program = plan.programs[d];
-    program.reserve(std::size_t{m} * 2);
-    const std::uint32_t warmup = std::min(2 * (p - d - 1), m);
-    for (std::uint32_t mb = 0; mb < warmup; ++mb) program.push_back({TaskKind::F, mb, 0});
-    for (std::uint32_t i = 0; i + warmup < m; ++i) {
-      program.push_back({TaskKind::F, warmup + i, 0});
-      program.push_back({TaskKind::BW, i, 0});
-    }
-    for (std::uint32_t mb = m - warmup; mb < m; ++mb) program.push_back({TaskKind::BW, mb, 0});
-  }
-  return plan;
+  return plan_1f1b_with_warmup(spec, 2);  // the shared loop is in one_f_one_b.cpp
 }
 
 }  // namespace perflow::parallel::detail

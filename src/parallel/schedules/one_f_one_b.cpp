@@ -9,7 +9,7 @@
 
 namespace perflow::parallel::detail {
 
-PipelinePlan plan_1f1b(const PipelineSpec& spec, const CostTable& /*costs*/) {
+PipelinePlan plan_1f1b_with_warmup(const PipelineSpec& spec, std::uint32_t k) {
   require_sizes(spec, 1);
   PipelinePlan plan = empty_plan(spec, PipelineShape::Linear);
   const std::uint32_t p = spec.stages;
@@ -17,7 +17,7 @@ PipelinePlan plan_1f1b(const PipelineSpec& spec, const CostTable& /*costs*/) {
   for (std::uint32_t d = 0; d < p; ++d) {
     auto& program = plan.programs[d];
     program.reserve(std::size_t{m} * 2);
-    const std::uint32_t warmup = std::min(p - d - 1, m);
+    const std::uint32_t warmup = std::min(k * (p - d - 1), m);
     const std::uint32_t steady = m - warmup;
     for (std::uint32_t mb = 0; mb < warmup; ++mb) program.push_back({TaskKind::F, mb, 0});
     for (std::uint32_t i = 0; i < steady; ++i) {
@@ -27,6 +27,10 @@ PipelinePlan plan_1f1b(const PipelineSpec& spec, const CostTable& /*costs*/) {
     for (std::uint32_t mb = steady; mb < m; ++mb) program.push_back({TaskKind::BW, mb, 0});
   }
   return plan;
+}
+
+PipelinePlan plan_1f1b(const PipelineSpec& spec, const CostTable& /*costs*/) {
+  return plan_1f1b_with_warmup(spec, 1);
 }
 
 }  // namespace perflow::parallel::detail
