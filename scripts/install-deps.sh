@@ -7,6 +7,7 @@ packages=(
   g++ cmake make pkg-config
   libboost-graph-dev libfmt-dev nlohmann-json3-dev libcli11-dev
   libcairo2-dev fonts-dejavu-core
+  zlib1g-dev libsqlite3-dev libsimdjson-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 

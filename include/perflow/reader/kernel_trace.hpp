@@ -1,0 +1,85 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "perflow/core/time.hpp"
+
+namespace perflow::reader {
+
+/// What a GPU operation is. Collectives and point-to-point transfers are kernels that a
+/// communication library (NCCL, RCCL) launched; readers classify them by name or by the
+/// profiler's own fields.
+enum class GpuOpKind : std::uint8_t { Kernel, Memcpy, Memset, Collective, P2P };
+
+std::string_view to_string(GpuOpKind kind);
+
+/// Interned names: every name in a trace is stored once and referred to by index.
+class NameTable {
+ public:
+  std::uint32_t intern(std::string_view name);
+  [[nodiscard]] const std::string& operator[](std::uint32_t id) const { return names_[id]; }
+  [[nodiscard]] std::size_t size() const { return names_.size(); }
+
+ private:
+  std::vector<std::string> names_;
+  std::unordered_map<std::string, std::uint32_t> index_;
+};
+
+inline constexpr std::uint64_t kNoCorrelation = ~std::uint64_t{0};
+
+/// One operation on a GPU. Times are integer nanoseconds on the trace's clock (absolute
+/// epoch ns where the format says so, otherwise the profiler's session clock).
+struct GpuOp {
+  GpuOpKind kind = GpuOpKind::Kernel;
+  std::uint32_t device = 0;  ///< the profiler's device index, as written in the file
+  std::uint64_t stream = 0;  ///< stream (CUDA) or queue (ROCm) id
+  TimeNs start = 0;
+  TimeNs end = 0;
+  std::uint32_t name = 0;  ///< into KernelTrace::names
+  std::uint64_t correlation = kNoCorrelation;  ///< links the op to its launch
+  std::int64_t bytes = -1;                     ///< -1: unknown
+};
+
+/// A host-side launch of a GPU op (cudaLaunchKernel, hipLaunchKernel, ...): where and when
+/// the CPU asked for it. Ranges own GPU ops through their launches.
+struct Launch {
+  std::uint64_t thread = 0;
+  TimeNs start = 0;
+  TimeNs end = 0;
+  std::uint64_t correlation = kNoCorrelation;
+};
+
+/// Where a range came from.
+enum class RangeSource : std::uint8_t { Annotation, Nvtx, Roctx, Python };
+
+std::string_view to_string(RangeSource source);
+
+/// A named host-side interval: a PyTorch record_function, an NVTX or ROCTx range, a Python
+/// call. `depth` is its nesting level on its thread (0: outermost).
+struct Range {
+  RangeSource source = RangeSource::Annotation;
+  std::uint32_t name = 0;  ///< into KernelTrace::names
+  std::uint64_t thread = 0;
+  TimeNs start = 0;
+  TimeNs end = 0;
+  std::uint32_t depth = 0;
+};
+
+/// The normalized profile of one rank, whatever format it came from.
+struct KernelTrace {
+  std::string path;    ///< the file it was read from
+  std::string format;  ///< the reader's name, e.g. "kineto", "nsys-sqlite", "rocprofv3-csv"
+  std::int64_t rank = -1;  ///< -1: the file does not say
+  std::int64_t world_size = -1;
+  std::string device_name;  ///< e.g. "NVIDIA A100-SXM4-80GB"; empty if unknown
+  NameTable names;
+  std::vector<GpuOp> ops;  ///< sorted by (start, end, device, stream)
+  std::vector<Launch> launches;  ///< sorted by start
+  std::vector<Range> ranges;     ///< sorted by (start, depth)
+};
+
+}  // namespace perflow::reader

@@ -1,0 +1,63 @@
+#include "perflow/reader/profile_reader.hpp"
+
+#include <array>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+#include <zlib.h>
+
+#include "detail/readers.hpp"
+#include "perflow/reader/profile_error.hpp"
+
+namespace perflow::reader {
+
+namespace {
+
+constexpr std::size_t kSniffBytes = 64 * 1024;
+
+bool is_gzip(const std::filesystem::path& path) {
+  std::array<unsigned char, 2> magic{};
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
+                                                       &std::fclose);
+  if (!file) return false;
+  return std::fread(magic.data(), 1, 2, file.get()) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+}
+
+// The first bytes of the content; gzread passes plain files through unchanged. A damaged
+// gzip stream yields whatever decompressed before the damage; the reader reports it.
+std::string read_head(const std::filesystem::path& path) {
+  gzFile file = gzopen(path.c_str(), "rb");
+  if (file == nullptr) throw ProfileError(path.string(), "", "cannot open the file");
+  std::string head(kSniffBytes, '\0');
+  const int n = gzread(file, head.data(), static_cast<unsigned>(head.size()));
+  gzclose(file);
+  head.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  return head;
+}
+
+}  // namespace
+
+std::span<const ProfileReader> profile_readers() {
+  static const std::vector<ProfileReader> kReaders = detail::builtin_readers();
+  return kReaders;
+}
+
+KernelTrace read_profile(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw ProfileError(path.string(), "", "expected a profile file, found no such file");
+  }
+  const std::string head = read_head(path);
+  const FileSniff sniff{path, head, is_gzip(path)};
+  std::string known;
+  for (const ProfileReader& reader : profile_readers()) {
+    if (reader.accepts(sniff)) return reader.read(path);
+    known += fmt::format("{}{} ({})", known.empty() ? "" : ", ", reader.name, reader.description);
+  }
+  throw ProfileError(path.string(), "",
+                     head.empty() ? std::string("expected a profile, found an empty file")
+                                  : "not a profile format PerFlow reads; known formats: " + known);
+}
+
+}  // namespace perflow::reader

@@ -1,0 +1,59 @@
+#include "perflow/reader/profile_reader.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "perflow/reader/profile_error.hpp"
+
+namespace perflow::reader {
+namespace {
+
+std::filesystem::path write_temp(const std::string& name, const std::string& content) {
+  const auto path = std::filesystem::temp_directory_path() / name;
+  std::ofstream(path, std::ios::binary) << content;
+  return path;
+}
+
+std::string error_of(const std::filesystem::path& path) {
+  try {
+    (void)read_profile(path);
+  } catch (const ProfileError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(ReadProfile, MissingFileIsNamed) {
+  EXPECT_EQ(error_of("/nonexistent/rank0.json"),
+            "/nonexistent/rank0.json: expected a profile file, found no such file");
+}
+
+TEST(ReadProfile, EmptyFileIsReported) {
+  const auto path = write_temp("perflow_reader_empty.json", "");
+  EXPECT_EQ(error_of(path), path.string() + ": expected a profile, found an empty file");
+}
+
+TEST(ReadProfile, UnknownContentListsTheKnownFormats) {
+  const auto path = write_temp("perflow_reader_unknown.txt", "hello, not a profile\n");
+  const std::string message = error_of(path);
+  EXPECT_NE(message.find("not a profile format PerFlow reads; known formats:"), std::string::npos)
+      << message;
+  for (const ProfileReader& reader : profile_readers()) {
+    EXPECT_NE(message.find(reader.name), std::string::npos) << reader.name;
+  }
+}
+
+TEST(NameTable, InternsOnce) {
+  NameTable names;
+  EXPECT_EQ(names.intern("gemm"), 0u);
+  EXPECT_EQ(names.intern("nccl"), 1u);
+  EXPECT_EQ(names.intern("gemm"), 0u);
+  EXPECT_EQ(names.size(), 2u);
+  EXPECT_EQ(names[1], "nccl");
+}
+
+}  // namespace
+}  // namespace perflow::reader
