@@ -28,7 +28,7 @@ std::uint32_t read_size(const JsonCursor& cursor) {
 // One task label, e.g. "BW3.1".
 parallel::Step parse_step(const JsonCursor& at, std::string_view label) {
   const auto parsed = parse_task_label(label);
-  if (!parsed) {
+  if (!parsed || !is_compute(parsed->kind)) {
     at.fail(fmt::format("expected task labels such as F3.0, B3.0, W3.0 or BW3.0, got '{}'", label));
   }
   return {parsed->kind, parsed->microbatch, parsed->chunk};

@@ -44,7 +44,20 @@ void build_csr(std::size_t node_count, std::span<const TaskId> program,
 }  // namespace
 
 EventGraphBuilder::EventGraphBuilder(std::uint32_t device_count)
-    : device_count_(device_count), programs_(device_count) {}
+    : device_count_(device_count), programs_(device_count) {
+  lanes_.reserve(device_count);
+  for (std::uint32_t d = 0; d < device_count; ++d) lanes_.push_back({DeviceId{d}, "compute"});
+}
+
+LaneId EventGraphBuilder::add_lane(DeviceId device, std::string name) {
+  if (device.value >= device_count_) {
+    throw ScheduleError(fmt::format("lane {} is placed on device {}, but the graph has {} devices",
+                                    name, device.value, device_count_));
+  }
+  lanes_.push_back({device, std::move(name)});
+  programs_.emplace_back();
+  return LaneId{static_cast<std::uint32_t>(lanes_.size() - 1)};
+}
 
 void detail::TaskColumns::reserve(std::size_t n) {
   kind.reserve(n);
@@ -54,6 +67,7 @@ void detail::TaskColumns::reserve(std::size_t n) {
   chunk.reserve(n);
   duration.reserve(n);
   memory_delta.reserve(n);
+  lane.reserve(n);
 }
 
 void detail::TaskColumns::push_back(const TaskSpec& spec) {
@@ -64,6 +78,7 @@ void detail::TaskColumns::push_back(const TaskSpec& spec) {
   chunk.push_back(spec.chunk);
   duration.push_back(spec.duration);
   memory_delta.push_back(spec.memory_delta);
+  lane.push_back(spec.lane.valid() ? spec.lane : LaneId{spec.device.value});
 }
 
 void EventGraphBuilder::reserve(std::size_t tasks, std::size_t edges) {
@@ -83,6 +98,13 @@ TaskId EventGraphBuilder::add_task(const TaskSpec& spec) {
     throw ScheduleError(fmt::format("task {} has a negative duration ({} ns)",
                                     task_label(spec.kind, spec.microbatch, spec.chunk),
                                     spec.duration));
+  }
+  if (spec.lane.valid() &&
+      (spec.lane.value >= lanes_.size() || lanes_[spec.lane.value].device != spec.device)) {
+    throw ScheduleError(fmt::format(
+        "task {} on device {} names lane {}, which {}",
+        task_label(spec.kind, spec.microbatch, spec.chunk), spec.device.value, spec.lane.value,
+        spec.lane.value >= lanes_.size() ? "does not exist" : "belongs to another device"));
   }
   if (tasks_.size() >= (std::size_t{1} << 31) - 1) {
     throw ScheduleError("too many tasks for one graph (limit 2^31 - 1)");
@@ -123,20 +145,21 @@ void EventGraphBuilder::append_to_program(TaskId task) {
                     tasks_.device[task.value].value));
   }
   in_program_[task.value] = 1;
-  programs_[tasks_.device[task.value].value].push_back(task);
+  programs_[tasks_.lane[task.value].value].push_back(task);
 }
 
 EventGraph EventGraphBuilder::freeze() && {
   EventGraph g;
   const std::size_t n = tasks_.size();
   g.device_count_ = device_count_;
+  g.lanes_ = std::move(lanes_);
   g.tasks_ = std::move(tasks_);
 
   std::size_t programmed = 0;
-  g.program_offset_.assign(device_count_ + 1, 0);
-  for (std::uint32_t d = 0; d < device_count_; ++d) {
-    programmed += programs_[d].size();
-    g.program_offset_[d + 1] = static_cast<std::uint32_t>(programmed);
+  g.program_offset_.assign(programs_.size() + 1, 0);
+  for (std::size_t l = 0; l < programs_.size(); ++l) {
+    programmed += programs_[l].size();
+    g.program_offset_[l + 1] = static_cast<std::uint32_t>(programmed);
   }
   if (programmed != 0 && programmed != n) {
     for (std::size_t t = 0; t < n; ++t) {
@@ -217,9 +240,9 @@ std::span<const Adjacent> EventGraph::successors(TaskId t) const {
   return {succ_.data() + succ_offset_[t.value], succ_.data() + succ_offset_[t.value + 1]};
 }
 
-std::span<const TaskId> EventGraph::program(DeviceId d) const {
-  return {program_.data() + program_offset_[d.value],
-          program_.data() + program_offset_[d.value + 1]};
+std::span<const TaskId> EventGraph::program(LaneId l) const {
+  return {program_.data() + program_offset_[l.value],
+          program_.data() + program_offset_[l.value + 1]};
 }
 
 }  // namespace perflow

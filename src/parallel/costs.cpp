@@ -14,6 +14,10 @@ TimeNs TaskCosts::duration(TaskKind kind) const {
       return weight;
     case TaskKind::BW:
       return backward + weight;
+    case TaskKind::Send:  // communication and optimizer costs come from their own models
+    case TaskKind::AllReduce:
+    case TaskKind::Optimizer:
+      return 0;
   }
   return 0;
 }
@@ -29,6 +33,10 @@ double TaskCosts::memory_delta(TaskKind kind) const {
       return -(activation - freed_by_b);
     case TaskKind::BW:
       return -activation;
+    case TaskKind::Send:
+    case TaskKind::AllReduce:
+    case TaskKind::Optimizer:
+      return 0.0;
   }
   return 0.0;
 }

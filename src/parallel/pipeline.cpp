@@ -23,6 +23,10 @@ Slot slot_of(TaskKind kind) {
       return kBackward;
     case TaskKind::W:
       return kWeight;
+    case TaskKind::Send:  // schedules place compute only
+    case TaskKind::AllReduce:
+    case TaskKind::Optimizer:
+      break;
   }
   return kForward;
 }
@@ -74,6 +78,10 @@ EventGraph build_pipeline_graph(const PipelinePlan& plan, const CostTable& costs
         return fmt::format("{} on device {}", task_label(step.kind, step.microbatch, step.chunk),
                            device);
       };
+      if (!is_compute(step.kind)) {
+        throw ScheduleError(
+            fmt::format("{}: a schedule places F, B, W and BW tasks only", where()));
+      }
       if (step.microbatch >= plan.microbatches || step.chunk >= plan.chunks) {
         throw ScheduleError(fmt::format("{}: microbatch or chunk out of range (m={}, chunks={})",
                                         where(), plan.microbatches, plan.chunks));

@@ -1,12 +1,13 @@
 // Greedy (list-scheduling) mode: program order is ignored; only data dependences count.
-// Whenever a device is free, it starts, among its tasks whose inputs have all arrived, the
-// one of highest priority:
+// Whenever a lane (a device's compute stream, or a communication stream) is free, it starts,
+// among its tasks whose inputs have all arrived, the one of highest priority:
 //   1. backward work first (B and BW), then forwards (F), then weight gradients (W): freeing
 //      activations and unblocking upstream devices before admitting new microbatches, and
 //      letting W fill bubbles as the ZeroBubble schedules do;
 //   2. then the lower microbatch;
 //   3. then, for backward work, the higher chunk (nearer the loss), for F and W the lower;
 //   4. then the lower task id.
+// Communication and optimizer tasks rank after W (they have lanes of their own but for OPT).
 // Events are processed in time order with ties broken by (time, completion before start,
 // task or device id), so results are deterministic. O((tasks + edges) log tasks).
 #include <algorithm>
@@ -33,7 +34,7 @@ struct Priority {
 Priority priority_of(const EventGraph& g, TaskId t) {
   const TaskKind kind = g.kind(t);
   const bool backward = kind == TaskKind::B || kind == TaskKind::BW;
-  const std::uint8_t rank = backward ? 0 : kind == TaskKind::F ? 1 : 2;
+  const std::uint8_t rank = backward ? 0 : kind == TaskKind::F ? 1 : kind == TaskKind::W ? 2 : 3;
   const std::uint32_t chunk = backward ? ~g.chunk(t) : g.chunk(t);
   return {rank, g.microbatch(t), chunk, t.value};
 }
@@ -43,7 +44,7 @@ enum class EventType : std::uint8_t { Finish = 0, Wake = 1 };
 struct Event {
   TimeNs time;
   EventType type;
-  std::uint32_t id;  // task for Finish, device for Wake
+  std::uint32_t id;  // task for Finish, lane for Wake
 
   friend auto operator<=>(const Event&, const Event&) = default;
 };
@@ -55,11 +56,11 @@ using MinHeap = std::priority_queue<T, std::vector<T>, std::greater<>>;
 
 Trace simulate_greedy(const EventGraph& graph, const SimulationOptions& options) {
   const std::size_t n = graph.task_count();
-  const std::uint32_t devices = graph.device_count();
+  const std::uint32_t lanes = graph.lane_count();
   Trace trace;
   trace.start.assign(n, 0);
   trace.finish.assign(n, 0);
-  trace.device_events.resize(devices);
+  trace.lane_events.resize(lanes);
 
   std::vector<std::uint32_t> pending(n, 0);
   std::vector<TimeNs> ready_time(n, 0);
@@ -68,19 +69,19 @@ Trace simulate_greedy(const EventGraph& graph, const SimulationOptions& options)
       pending[t] += p.kind() == EdgeKind::Data ? 1u : 0u;
     }
   }
-  // Per device: tasks whose inputs are complete, by arrival time; and those arrived, by
+  // Per lane: tasks whose inputs are complete, by arrival time; and those arrived, by
   // priority.
-  std::vector<MinHeap<std::pair<TimeNs, std::uint32_t>>> arriving(devices);
-  std::vector<MinHeap<Priority>> available(devices);
-  std::vector<bool> busy(devices, false);
+  std::vector<MinHeap<std::pair<TimeNs, std::uint32_t>>> arriving(lanes);
+  std::vector<MinHeap<Priority>> available(lanes);
+  std::vector<bool> busy(lanes, false);
   MinHeap<Event> events;
   const CommunicationCost comm(graph, options);
   check_time_range(graph, comm);
 
   const auto release = [&](TaskId t) {
-    const std::uint32_t d = graph.device(t).value;
-    arriving[d].emplace(ready_time[t.value], t.value);
-    events.push({ready_time[t.value], EventType::Wake, d});
+    const std::uint32_t l = graph.lane(t).value;
+    arriving[l].emplace(ready_time[t.value], t.value);
+    events.push({ready_time[t.value], EventType::Wake, l});
   };
   for (std::uint32_t t = 0; t < n; ++t) {
     if (pending[t] == 0) release(TaskId{t});
@@ -91,7 +92,7 @@ Trace simulate_greedy(const EventGraph& graph, const SimulationOptions& options)
     events.pop();
     if (e.type == EventType::Finish) {
       const TaskId done{e.id};
-      const DeviceId here = graph.device(done);
+      const LaneId here = graph.lane(done);
       busy[here.value] = false;
       for (const Adjacent& s : graph.successors(done)) {
         if (s.kind() != EdgeKind::Data) continue;
@@ -114,7 +115,7 @@ Trace simulate_greedy(const EventGraph& graph, const SimulationOptions& options)
     busy[d] = true;
     trace.start[t.value] = e.time;
     trace.finish[t.value] = e.time + graph.duration(t);
-    trace.device_events[d].push_back(t);
+    trace.lane_events[d].push_back(t);
     events.push({trace.finish[t.value], EventType::Finish, t.value});
   }
   return trace;

@@ -15,10 +15,10 @@ std::vector<TaskId> binding_chain(const EventGraph& graph, const Trace& trace,
   for (std::uint32_t t = 1; t < graph.task_count(); ++t) {
     if (trace.finish[t] > trace.finish[last.value]) last = TaskId{t};
   }
-  // What a task can wait on: its data predecessors and the task before it on its device
+  // What a task can wait on: its data predecessors and the task before it on its lane
   // (in ordered mode that is its program predecessor; in greedy mode whatever ran there).
   BigVector<TaskId> previous_on_device(graph.task_count());
-  for (const auto& events : trace.device_events) {
+  for (const auto& events : trace.lane_events) {
     for (std::size_t i = 1; i < events.size(); ++i)
       previous_on_device[events[i].value] = events[i - 1];
   }
@@ -66,9 +66,9 @@ Metrics compute_metrics(const EventGraph& graph, const Trace& trace,
                         const SimulationOptions& options) {
   Metrics m;
   for (const TimeNs f : trace.finish) m.makespan = std::max(m.makespan, f);
-  m.devices.resize(trace.device_count());
+  m.devices.resize(graph.device_count());
   double bubble_sum = 0;
-  for (std::uint32_t d = 0; d < trace.device_count(); ++d) {
+  for (std::uint32_t d = 0; d < graph.device_count(); ++d) {
     DeviceMetrics& dm = m.devices[d];
     dm.device = DeviceId{d};
     const auto events = trace.events(DeviceId{d});

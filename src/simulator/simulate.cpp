@@ -24,7 +24,7 @@ Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options
   const CommunicationCost comm(graph, options);
   check_time_range(graph, comm);
 
-  // Program order is encoded as `order` edges, so "device free" is one more predecessor.
+  // Program order is encoded as `order` edges, so "lane free" is one more predecessor.
   for (const TaskId t : graph.topological_order()) {
     TimeNs ready = 0;
     const DeviceId here = device[t.value];
@@ -39,10 +39,10 @@ Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options
     finish[t.value] = ready + duration[t.value];
   }
 
-  trace.device_events.resize(graph.device_count());
-  for (std::uint32_t d = 0; d < graph.device_count(); ++d) {
-    const auto program = graph.program(DeviceId{d});
-    trace.device_events[d].assign(program.begin(), program.end());
+  trace.lane_events.resize(graph.lane_count());
+  for (std::uint32_t l = 0; l < graph.lane_count(); ++l) {
+    const auto program = graph.program(LaneId{l});
+    trace.lane_events[l].assign(program.begin(), program.end());
   }
   return trace;
 }

@@ -15,6 +15,7 @@
 namespace perflow::trace_op {
 
 GraphPart filter(const EventGraph& graph, std::span<const StageId> stages) {
+  detail::require_compute_lanes_only(graph, "filter");
   const auto n = static_cast<std::uint32_t>(graph.task_count());
 
   // The graph's stages, sorted (O(n log n); stage values need not be dense).

@@ -12,6 +12,7 @@
 namespace perflow::trace_op {
 
 EventGraph remap(const EventGraph& graph, std::span<const DeviceId> device_of) {
+  detail::require_compute_lanes_only(graph, "remap");
   if (device_of.size() != graph.device_count()) {
     throw ScheduleError(fmt::format("remap: device_of has {} entries, but the graph has {} devices",
                                     device_of.size(), graph.device_count()));

@@ -24,6 +24,7 @@ void check_factor(double factor, std::string_view what) {
 }  // namespace
 
 EventGraph scale(const EventGraph& graph, const ScaleFactors& factors) {
+  detail::require_compute_lanes_only(graph, "scale");
   for (int k = 0; k < kTaskKindCount; ++k) {
     check_factor(factors.by_kind[k], fmt::format("kind {}", to_string(static_cast<TaskKind>(k))));
   }

@@ -121,9 +121,13 @@ constexpr std::array<Rgb, kTaskKindCount> kKindColour = {
     from_hex(0xE69F00),  // B: orange
     from_hex(0x009E73),  // W: bluish green
     from_hex(0xCC79A7),  // BW: reddish purple
+    from_hex(0x56B4E9),  // SEND: sky blue
+    from_hex(0xD55E00),  // ALLREDUCE: vermillion
+    from_hex(0x999999),  // OPT: grey
 };
 constexpr std::array<std::string_view, kTaskKindCount> kKindMeaning = {
-    "forward", "backward (input)", "backward (weight)", "backward (fused B+W)"};
+    "forward",  "backward (input)",         "backward (weight)", "backward (fused B+W)",
+    "transfer", "data-parallel all-reduce", "optimizer step"};
 
 constexpr Rgb kInk = from_hex(0x1A1A1A);
 constexpr Rgb kMutedInk = from_hex(0x555555);
@@ -295,7 +299,12 @@ struct Layout {
   int legend_note_line = 0;
 };
 
-std::string device_label(std::uint32_t d) { return fmt::format("dev {}", d); }
+// Compute lanes are named by their device; communication lanes by device and stream.
+std::string row_label(const EventGraph& graph, std::uint32_t row) {
+  if (row >= graph.lane_count() || row < graph.device_count()) return fmt::format("dev {}", row);
+  const LaneInfo& lane = graph.lane_info(LaneId{row});
+  return fmt::format("dev {} {}", lane.device.value, lane.name);
+}
 
 Ticks choose_ticks(cairo_t* measure, TimeNs extent, double plot_width) {
   Ticks ticks;
@@ -323,8 +332,8 @@ Layout make_layout(cairo_t* measure, const EventGraph& graph, const Trace& trace
   Layout layout;
   layout.width = options.width;
   layout.row_height = options.row_height;
-  layout.rows = std::max<std::uint32_t>(graph.device_count(),
-                                        static_cast<std::uint32_t>(trace.device_count()));
+  layout.rows =
+      std::max<std::uint32_t>(graph.lane_count(), static_cast<std::uint32_t>(trace.lane_count()));
 
   double y = kMargin;
   if (!options.title.empty()) {
@@ -340,7 +349,7 @@ Layout make_layout(cairo_t* measure, const EventGraph& graph, const Trace& trace
   set_font(measure, 11);
   double label_column = 0;
   for (std::uint32_t d = 0; d < layout.rows; ++d) {
-    label_column = std::max(label_column, text_width(measure, device_label(d)));
+    label_column = std::max(label_column, text_width(measure, row_label(graph, d)));
   }
   layout.plot_x = kMargin + label_column + 10;
   layout.plot_width = std::max(1.0, options.width - layout.plot_x - kMargin - 12);
@@ -471,7 +480,7 @@ void draw_rows(cairo_t* cr, const Layout& layout, const EventGraph& graph, const
     const double top = layout.rows_top + layout.row_height * d;
     fill_rect(cr, layout.plot_x, top + band_inset, layout.plot_width,
               layout.row_height - 2 * band_inset, kRowBackground);
-    const std::string label = device_label(d);
+    const std::string label = row_label(graph, d);
     set_colour(cr, kInk);
     show_text(cr, layout.plot_x - 10 - text_width(cr, label),
               top + layout.row_height / 2 + digit.height / 2, label);
@@ -493,15 +502,15 @@ void draw_rows(cairo_t* cr, const Layout& layout, const EventGraph& graph, const
   // Boxes, one fill each, then one stroked path of separators per row.
   const double box_height = std::max(1.0, layout.row_height - 2 * box_inset);
   const double label_size = std::min(kLabelSizeMax, box_height * 0.6);
-  for (std::uint32_t d = 0; d < layout.rows && d < trace.device_count(); ++d) {
+  for (std::uint32_t d = 0; d < layout.rows && d < trace.lane_count(); ++d) {
     const double top = layout.rows_top + layout.row_height * d + box_inset;
-    for (const TaskId t : trace.events(DeviceId{d})) {
+    for (const TaskId t : trace.events(LaneId{d})) {
       const double x0 = x_of(layout, trace.start_of(t));
       const double w = std::max(0.35, x_of(layout, trace.finish_of(t)) - x0);
       fill_rect(cr, x0, top, w, box_height, task_colour(graph.kind(t), graph.chunk(t)));
     }
     bool any = false;
-    const auto events = trace.events(DeviceId{d});
+    const auto events = trace.events(LaneId{d});
     for (std::size_t i = 1; i < events.size(); ++i) {
       const TaskId prev = events[i - 1];
       const TaskId cur = events[i];
@@ -530,10 +539,10 @@ void draw_rows(cairo_t* cr, const Layout& layout, const EventGraph& graph, const
   cairo_font_extents_t font;
   cairo_font_extents(cr, &font);
   const double padding = 2.5;
-  for (std::uint32_t d = 0; d < layout.rows && d < trace.device_count(); ++d) {
+  for (std::uint32_t d = 0; d < layout.rows && d < trace.lane_count(); ++d) {
     const double middle = layout.rows_top + layout.row_height * d + layout.row_height / 2;
     const double baseline = middle + (font.ascent - font.descent) / 2 - 0.5;
-    for (const TaskId t : trace.events(DeviceId{d})) {
+    for (const TaskId t : trace.events(LaneId{d})) {
       const double x0 = x_of(layout, trace.start_of(t));
       const double w = x_of(layout, trace.finish_of(t)) - x0;
       if (w < narrowest + 2 * padding) continue;
@@ -599,8 +608,8 @@ void check_inputs(const EventGraph& graph, const Trace& trace, const TimelineOpt
         fmt::format("trace has {} starts and {} finishes for a graph of {} tasks",
                     trace.start.size(), trace.finish.size(), n));
   }
-  for (std::size_t d = 0; d < trace.device_count(); ++d) {
-    for (const TaskId t : trace.device_events[d]) {
+  for (std::size_t d = 0; d < trace.lane_count(); ++d) {
+    for (const TaskId t : trace.lane_events[d]) {
       if (t.value >= n) {
         throw std::invalid_argument(fmt::format(
             "trace lists task id {} on device {}, but the graph has {} tasks", t.value, d, n));

@@ -103,7 +103,7 @@ void check_invariants(const EventGraph& g, SimulationOptions options) {
   }
   const SimulationResult again = simulate(g, options);
   EXPECT_EQ(again.trace.start, t.start);
-  EXPECT_EQ(again.trace.device_events, t.device_events);
+  EXPECT_EQ(again.trace.lane_events, t.lane_events);
   EXPECT_EQ(again.metrics.critical_path, m.critical_path);
 }
 

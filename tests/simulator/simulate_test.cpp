@@ -55,7 +55,7 @@ TEST(Simulate, GreedyModePrefersBackwardWork) {
       spec, parallel::CostTable(parallel::TaskCosts{1000, 1500, 500, 1.0, 0.0}));
   const SimulationResult r = simulate(g, SimulationOptions{0, SimulationMode::Greedy});
   // Ids: d0 F0 F1 BW0 BW1 = 0..3, d1 F0 F1 BW0 BW1 = 4..7.
-  EXPECT_EQ(r.trace.device_events[1],
+  EXPECT_EQ(r.trace.lane_events[1],
             (std::vector<TaskId>{TaskId{4}, TaskId{6}, TaskId{5}, TaskId{7}}));
   EXPECT_EQ(r.trace.start, (BigVector<TimeNs>{0, 1000, 4000, 7000, 1000, 4000, 2000, 5000}));
   EXPECT_EQ(r.metrics.makespan, 9000);

@@ -41,6 +41,15 @@ struct TaskSpec {
   TimeNs duration = 0;
   /// Signed change of activation memory when the task runs (F allocates, W/BW free).
   double memory_delta = 0.0;
+  /// The lane (stream) it runs on; invalid (the default) means its device's compute lane.
+  LaneId lane{};
+};
+
+/// A lane: one sequential stream of work on a device. Lanes 0..devices-1 are the devices'
+/// compute streams (lane d belongs to device d); communication streams are added after them.
+struct LaneInfo {
+  DeviceId device;
+  std::string name;  ///< "compute", or e.g. "send 1>2", "dp all-reduce"
 };
 
 class EventGraph;
@@ -55,6 +64,7 @@ struct TaskColumns {
   BigVector<std::uint32_t> chunk;
   BigVector<TimeNs> duration;
   BigVector<double> memory_delta;
+  BigVector<LaneId> lane;
 
   [[nodiscard]] std::size_t size() const { return kind.size(); }
   void reserve(std::size_t n);
@@ -70,10 +80,14 @@ class EventGraphBuilder {
 
   void reserve(std::size_t tasks, std::size_t edges);
 
+  /// A communication lane on `device`; tasks name it in TaskSpec::lane. Throws
+  /// ScheduleError for an invalid device.
+  LaneId add_lane(DeviceId device, std::string name);
+
   TaskId add_task(const TaskSpec& spec);
   /// A data dependence: `to` cannot start before `from` finishes (plus communication).
   void add_dependence(TaskId from, TaskId to);
-  /// Appends `task` to its device's program; consecutive tasks get an `order` edge (made at
+  /// Appends `task` to its lane's program; consecutive tasks get an `order` edge (made at
   /// freeze time, first in each adjacency list; data edges follow in insertion order).
   void append_to_program(TaskId task);
 
@@ -90,10 +104,11 @@ class EventGraphBuilder {
   void check_task(TaskId id, const char* what) const;
 
   std::uint32_t device_count_;
+  std::vector<LaneInfo> lanes_;
   detail::TaskColumns tasks_;
   BigVector<TaskId> edge_from_;  // data dependences only
   BigVector<TaskId> edge_to_;
-  std::vector<std::vector<TaskId>> programs_;
+  std::vector<std::vector<TaskId>> programs_;  // per lane
   BigVector<std::uint8_t> in_program_;
 };
 
@@ -107,6 +122,12 @@ class EventGraph {
   [[nodiscard]] std::size_t task_count() const { return tasks_.size(); }
   [[nodiscard]] std::size_t edge_count() const { return pred_.size(); }
   [[nodiscard]] std::uint32_t device_count() const { return device_count_; }
+  /// Lanes 0..device_count()-1 are the compute lanes; communication lanes follow.
+  [[nodiscard]] std::uint32_t lane_count() const {
+    return static_cast<std::uint32_t>(lanes_.size());
+  }
+  [[nodiscard]] const LaneInfo& lane_info(LaneId l) const { return lanes_[l.value]; }
+  [[nodiscard]] std::span<const LaneInfo> lanes() const { return lanes_; }
 
   [[nodiscard]] TaskKind kind(TaskId t) const { return tasks_.kind[t.value]; }
   [[nodiscard]] DeviceId device(TaskId t) const { return tasks_.device[t.value]; }
@@ -115,6 +136,7 @@ class EventGraph {
   [[nodiscard]] std::uint32_t chunk(TaskId t) const { return tasks_.chunk[t.value]; }
   [[nodiscard]] TimeNs duration(TaskId t) const { return tasks_.duration[t.value]; }
   [[nodiscard]] double memory_delta(TaskId t) const { return tasks_.memory_delta[t.value]; }
+  [[nodiscard]] LaneId lane(TaskId t) const { return tasks_.lane[t.value]; }
   [[nodiscard]] std::string label(TaskId t) const;
 
   [[nodiscard]] std::span<const TaskKind> kinds() const { return tasks_.kind; }
@@ -125,9 +147,13 @@ class EventGraph {
   [[nodiscard]] std::span<const Adjacent> predecessors(TaskId t) const;
   [[nodiscard]] std::span<const Adjacent> successors(TaskId t) const;
 
-  /// True when every task has a position in its device's program (ordered simulation).
+  /// True when every task has a position in its lane's program (ordered simulation).
   [[nodiscard]] bool has_program_order() const { return has_program_order_; }
-  [[nodiscard]] std::span<const TaskId> program(DeviceId d) const;
+  /// The program of device d's compute lane.
+  [[nodiscard]] std::span<const TaskId> program(DeviceId d) const {
+    return program(LaneId{d.value});
+  }
+  [[nodiscard]] std::span<const TaskId> program(LaneId l) const;
 
   /// Every task once, each after all its predecessors; ties by task id.
   [[nodiscard]] std::span<const TaskId> topological_order() const { return topo_; }
@@ -136,6 +162,7 @@ class EventGraph {
   friend class EventGraphBuilder;
 
   std::uint32_t device_count_ = 0;
+  std::vector<LaneInfo> lanes_;
   detail::TaskColumns tasks_;
   BigVector<std::uint32_t> pred_offset_;
   BigVector<Adjacent> pred_;

@@ -29,12 +29,15 @@ struct DeviceTag;
 struct StageTag;
 struct MicrobatchTag;
 struct ChunkTag;
+struct LaneTag;
 
 using TaskId = Id<TaskTag>;
 using DeviceId = Id<DeviceTag>;
 using StageId = Id<StageTag>;
 using MicrobatchId = Id<MicrobatchTag>;
 using ChunkId = Id<ChunkTag>;
+/// A sequential execution resource of a device: its compute stream or a communication stream.
+using LaneId = Id<LaneTag>;
 
 }  // namespace perflow
 

@@ -9,9 +9,15 @@ namespace perflow {
 
 /// What a task does. F/B/W are forward, input-gradient and weight-gradient work;
 /// BW is a fused backward (B then W in one task, as Megatron's 1F1B runs it).
-enum class TaskKind : std::uint8_t { F, B, W, BW };
+/// The others exist when communication is modelled as work: SEND moves one microbatch's
+/// activation or gradient over a link (a matched send/recv pair), ALLREDUCE reduces a
+/// chunk's gradients across data-parallel replicas, OPT is the optimizer step.
+enum class TaskKind : std::uint8_t { F, B, W, BW, Send, AllReduce, Optimizer };
 
-inline constexpr int kTaskKindCount = 4;
+inline constexpr int kTaskKindCount = 7;
+
+/// F, B, W and BW: the model's compute, which schedules order and costs configure.
+constexpr bool is_compute(TaskKind kind) { return kind <= TaskKind::BW; }
 
 std::string_view to_string(TaskKind kind);
 std::optional<TaskKind> parse_task_kind(std::string_view text);

@@ -9,15 +9,17 @@
 
 namespace perflow {
 
-/// What ran when: start and finish of every task (indexed by TaskId) and, per device, the
-/// tasks in the order they executed.
+/// What ran when: start and finish of every task (indexed by TaskId) and, per lane, the
+/// tasks in the order they executed. Lane d < devices is device d's compute lane (see
+/// LaneInfo), so events(DeviceId) is what the device computed.
 struct Trace {
   BigVector<TimeNs> start;
   BigVector<TimeNs> finish;
-  std::vector<std::vector<TaskId>> device_events;
+  std::vector<std::vector<TaskId>> lane_events;
 
-  [[nodiscard]] std::size_t device_count() const { return device_events.size(); }
-  [[nodiscard]] std::span<const TaskId> events(DeviceId d) const { return device_events[d.value]; }
+  [[nodiscard]] std::size_t lane_count() const { return lane_events.size(); }
+  [[nodiscard]] std::span<const TaskId> events(LaneId l) const { return lane_events[l.value]; }
+  [[nodiscard]] std::span<const TaskId> events(DeviceId d) const { return lane_events[d.value]; }
   [[nodiscard]] TimeNs start_of(TaskId t) const { return start[t.value]; }
   [[nodiscard]] TimeNs finish_of(TaskId t) const { return finish[t.value]; }
 };

@@ -11,10 +11,22 @@
 
 #include <fmt/format.h>
 
+#include "perflow/core/error.hpp"
 #include "perflow/core/event_graph.hpp"
 #include "perflow/trace_op/operators.hpp"
 
 namespace perflow::trace_op::detail {
+
+/// The operators compose schedules' compute graphs; communication lanes (lowered transfers,
+/// data-parallel all-reduces) are added after composing, just before simulation.
+inline void require_compute_lanes_only(const EventGraph& graph, const char* op) {
+  if (graph.lane_count() != graph.device_count()) {
+    throw ScheduleError(
+        fmt::format("{}: the graph has communication lanes ({}); compose graphs first, then lower "
+                    "communication or add data parallelism",
+                    op, graph.lane_info(LaneId{graph.device_count()}).name));
+  }
+}
 
 inline TaskSpec task_spec(const EventGraph& graph, TaskId t) {
   return TaskSpec{graph.kind(t),  graph.device(t),   graph.stage(t),       graph.microbatch(t),
