@@ -12,6 +12,7 @@
 #include "perflow/core/json_cursor.hpp"
 #include "perflow/core/task.hpp"
 #include "perflow/parallel/schedule_registry.hpp"
+#include "perflow/simulator/lowering.hpp"
 #include "perflow/trace_op/operators.hpp"
 
 namespace perflow::cli {
@@ -78,12 +79,28 @@ void parse_pipeline(const JsonCursor& c, parallel::PipelineSpec& spec) {
   if (auto order = c.find("order")) spec.order = parse_order(*order);
 }
 
-void parse_simulation(const JsonCursor& c, simulator::SimulationOptions& options) {
-  c.expect_object({"mode"});
+void parse_simulation(const JsonCursor& c, Config& config) {
+  c.expect_object({"mode", "lower_communication"});
   if (auto mode = c.find("mode")) {
     const auto parsed = simulator::parse_simulation_mode(mode->as_string());
     if (!parsed) mode->fail_expected("\"ordered\" or \"greedy\"");
-    options.mode = *parsed;
+    config.simulation.mode = *parsed;
+  }
+  if (auto lower = c.find("lower_communication")) config.lower_communication = lower->as_bool();
+}
+
+// /parallelism: degrees beyond the pipeline. Read before the costs (TP changes F and B).
+void parse_parallelism(const JsonCursor& c, Config& config) {
+  c.expect_object({"data_parallel", "tensor_parallel", "overlap_grad_reduce"});
+  constexpr std::int64_t kMaxDegree = 1 << 20;
+  if (auto dp = c.find("data_parallel")) {
+    config.data_parallel.degree = static_cast<std::uint32_t>(dp->as_integer(1, kMaxDegree));
+  }
+  if (auto tp = c.find("tensor_parallel")) {
+    config.tensor_parallel = static_cast<std::uint32_t>(tp->as_integer(1, kMaxDegree));
+  }
+  if (auto overlap = c.find("overlap_grad_reduce")) {
+    config.data_parallel.overlap = overlap->as_bool();
   }
 }
 
@@ -91,8 +108,8 @@ void parse_simulation(const JsonCursor& c, simulator::SimulationOptions& options
 
 Config parse_config(const nlohmann::json& document, const std::string& file) {
   const JsonCursor root(document, file);
-  root.expect_object({"description", "pipeline", "costs", "device_types", "placement", "parts",
-                      "network", "simulation"});
+  root.expect_object({"description", "pipeline", "parallelism", "costs", "device_types",
+                      "placement", "parts", "network", "simulation"});
   Config config;
   config.file = file;
   if (auto description = root.find("description")) config.description = description->as_string();
@@ -102,8 +119,9 @@ Config parse_config(const nlohmann::json& document, const std::string& file) {
   } catch (const ScheduleError& e) {
     throw ConfigError(file, "/pipeline/" + e.field(), e.what());
   }
+  if (auto parallelism = root.find("parallelism")) parse_parallelism(*parallelism, config);
   detail::parse_cost_sections(root, config);
-  if (auto simulation = root.find("simulation")) parse_simulation(*simulation, config.simulation);
+  if (auto simulation = root.find("simulation")) parse_simulation(*simulation, config);
   return config;
 }
 
@@ -153,9 +171,7 @@ EventGraph build_from_parts(const Config& config) {
   }
 }
 
-}  // namespace
-
-EventGraph build_graph(const Config& config) {
+EventGraph build_pipeline(const Config& config) {
   if (!config.parts.empty()) return build_from_parts(config);
   // A user-given order is what a plan error or a deadlock is about.
   const bool custom = !config.pipeline.order.empty();
@@ -169,6 +185,19 @@ EventGraph build_graph(const Config& config) {
     if (!custom) throw;
     throw CycleError(fmt::format("{}:/pipeline/order: {}", config.file, e.what()), e.cycle());
   }
+}
+
+}  // namespace
+
+EventGraph build_graph(const Config& config) {
+  EventGraph graph = build_pipeline(config);
+  const parallel::DataParallelSpec& dp = config.data_parallel;
+  const auto positive = [](const auto& values) {
+    return std::any_of(values.begin(), values.end(), [](auto x) { return x > 0; });
+  };
+  if (dp.degree > 1 || positive(dp.optimizer)) graph = parallel::add_data_parallel(graph, dp);
+  if (config.lower_communication) graph = simulator::lower_communication(graph, config.simulation);
+  return graph;
 }
 
 }  // namespace perflow::cli

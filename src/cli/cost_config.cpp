@@ -14,14 +14,17 @@
 
 #include "perflow/core/error.hpp"
 #include "perflow/core/units.hpp"
+#include "perflow/parallel/collectives.hpp"
 #include "perflow/parallel/schedule_registry.hpp"
 
 namespace perflow::cli::detail {
 namespace {
 
 struct PartialCosts {
-  std::optional<TimeNs> forward, backward, weight;
+  std::optional<TimeNs> forward, backward, weight, optimizer;
   std::optional<double> activation, backward_frees, static_memory, boundary_bytes;
+  std::optional<double> gradient_bytes, tp_allreduce_bytes;
+  std::optional<std::uint32_t> tp_allreduces;
 
   void apply(const PartialCosts& over) {
     const auto take = [](auto& field, const auto& other) {
@@ -34,6 +37,10 @@ struct PartialCosts {
     take(backward_frees, over.backward_frees);
     take(static_memory, over.static_memory);
     take(boundary_bytes, over.boundary_bytes);
+    take(optimizer, over.optimizer);
+    take(gradient_bytes, over.gradient_bytes);
+    take(tp_allreduce_bytes, over.tp_allreduce_bytes);
+    take(tp_allreduces, over.tp_allreduces);
   }
 };
 
@@ -81,11 +88,18 @@ PartialCosts read_cost_fields(const JsonCursor& c) {
   }
   if (auto x = c.find("static_memory")) p.static_memory = read_bytes(*x);
   if (auto x = c.find("boundary_bytes")) p.boundary_bytes = read_bytes(*x);
+  if (auto x = c.find("optimizer")) p.optimizer = x->as_duration();
+  if (auto x = c.find("gradient_bytes")) p.gradient_bytes = read_bytes(*x);
+  if (auto x = c.find("tp_allreduce_bytes")) p.tp_allreduce_bytes = read_bytes(*x);
+  if (auto x = c.find("tp_allreduces")) {
+    p.tp_allreduces = static_cast<std::uint32_t>(x->as_integer(0, 1 << 20));
+  }
   return p;
 }
 
-#define PERFLOW_COST_KEYS \
-  "forward", "backward", "weight", "activation", "backward_frees", "static_memory", "boundary_bytes"
+#define PERFLOW_COST_KEYS                                                           \
+  "forward", "backward", "weight", "activation", "backward_frees", "static_memory", \
+      "boundary_bytes", "optimizer", "gradient_bytes", "tp_allreduce_bytes", "tp_allreduces"
 
 // A stage range: 3, "0-3" or [0, 3] (inclusive), within [0, stages).
 std::pair<std::uint32_t, std::uint32_t> read_stage_range(const JsonCursor& c,
@@ -122,6 +136,21 @@ std::pair<std::uint32_t, std::uint32_t> read_stage_range(const JsonCursor& c,
     c.fail_expected(expectation);
   }
   return {static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(last)};
+}
+
+// The all-reduce time one F or B adds under tensor parallelism; 0 at degree 1.
+TimeNs tensor_parallel_time(std::uint32_t degree, const simulator::Link& link,
+                            const PartialCosts& p, const JsonCursor& where) {
+  const std::uint32_t count = p.tp_allreduces.value_or(0);
+  if (degree <= 1 || count == 0) return 0;
+  const TimeNs one = parallel::ring_all_reduce_time(p.tp_allreduce_bytes.value_or(0.0), degree,
+                                                    link.latency, link.bandwidth);
+  // Durations are at most 1e18 ns; keep every sum below 2^62.
+  if (static_cast<double>(one) * count > 1e18) {
+    where.fail(fmt::format("{} tensor-parallel all-reduces of {} ns each would exceed 1e18 ns",
+                           count, one));
+  }
+  return one * count;
 }
 
 simulator::Link read_link(const JsonCursor& c) {
@@ -234,6 +263,31 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
     }
   }
 
+  const std::optional<JsonCursor> network = root.find("network");
+  if (network) {
+    network->expect_object({"p2p_latency", "devices_per_node", "intra_node", "inter_node",
+                            "data_parallel", "tensor_parallel"});
+    if (auto x = network->find("p2p_latency")) config.simulation.p2p_latency = x->as_duration();
+    if (auto x = network->find("devices_per_node")) {
+      config.simulation.devices_per_node = static_cast<std::uint32_t>(x->as_integer(1, 1 << 24));
+    }
+    if (auto x = network->find("intra_node")) config.simulation.intra_node = read_link(*x);
+    if (auto x = network->find("inter_node")) config.simulation.inter_node = read_link(*x);
+  }
+  // Collectives run over the inter-node link (data parallel: replicas on other nodes) and
+  // the intra-node link (tensor parallel: one node) unless the network names their own.
+  simulator::Link dp_link = config.simulation.inter_node;
+  simulator::Link tp_link = config.simulation.intra_node;
+  if (network) {
+    if (auto x = network->find("data_parallel")) dp_link = read_link(*x);
+    if (auto x = network->find("tensor_parallel")) tp_link = read_link(*x);
+  }
+  config.data_parallel.latency = dp_link.latency;
+  config.data_parallel.bandwidth = dp_link.bandwidth;
+  config.data_parallel.chunks = chunks;
+  config.data_parallel.gradient_bytes.assign(std::size_t{stages} * chunks, 0.0);
+  config.data_parallel.optimizer.assign(std::size_t{stages} * chunks, 0);
+
   // Every stage needs its three durations; build the table and the per-stage extras.
   const JsonCursor where = costs ? *costs : root;
   std::vector<double> boundary_bytes(stages, 0.0);
@@ -250,9 +304,16 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
         }
         return *field;
       };
+      // Tensor parallelism: each F and each B runs tp_allreduces all-reduces of
+      // tp_allreduce_bytes among the tensor-parallel ranks (Megatron-LM: two per layer in
+      // each direction, Shoeybi et al. 2019, section 3); W needs none.
+      const TimeNs tp = tensor_parallel_time(config.tensor_parallel, tp_link, p, where);
       const parallel::TaskCosts resolved{
-          require(p.forward, "forward"), require(p.backward, "backward"),
+          require(p.forward, "forward") + tp, require(p.backward, "backward") + tp,
           require(p.weight, "weight"), p.activation.value_or(0.0), p.backward_frees.value_or(0.0)};
+      config.data_parallel.gradient_bytes[std::size_t{s} * chunks + c] =
+          p.gradient_bytes.value_or(0.0);
+      config.data_parallel.optimizer[std::size_t{s} * chunks + c] = p.optimizer.value_or(0);
       if (s == 0 && c == 0) {
         config.costs = parallel::CostTable(resolved);
         config.costs.reserve(stages, chunks);
@@ -267,15 +328,6 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
   }
   if (any_bytes) config.simulation.boundary_bytes = std::move(boundary_bytes);
 
-  if (auto network = root.find("network")) {
-    network->expect_object({"p2p_latency", "devices_per_node", "intra_node", "inter_node"});
-    if (auto x = network->find("p2p_latency")) config.simulation.p2p_latency = x->as_duration();
-    if (auto x = network->find("devices_per_node")) {
-      config.simulation.devices_per_node = static_cast<std::uint32_t>(x->as_integer(1, 1 << 24));
-    }
-    if (auto x = network->find("intra_node")) config.simulation.intra_node = read_link(*x);
-    if (auto x = network->find("inter_node")) config.simulation.inter_node = read_link(*x);
-  }
   config.costs.set_p2p_latency(config.simulation.p2p_latency);  // schedulers plan with it
 }
 

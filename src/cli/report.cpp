@@ -17,6 +17,12 @@ nlohmann::json make_report(const Config& config, const EventGraph& graph,
   report["bubble_ratio"] = m.bubble_ratio;
   report["total_work_ns"] = m.total_work;
   report["dependency_bound_ns"] = m.dependency_bound;
+  report["data_parallel"] = config.data_parallel.degree;
+  report["tensor_parallel"] = config.tensor_parallel;
+  report["lower_communication"] = config.lower_communication;
+  TimeNs communication = 0;
+  for (const simulator::DeviceMetrics& dm : m.devices) communication += dm.communication;
+  report["communication_ns"] = communication;
 
   nlohmann::json path = nlohmann::json::array();
   for (const TaskId t : m.critical_path) {
@@ -38,6 +44,7 @@ nlohmann::json make_report(const Config& config, const EventGraph& graph,
         {{"device", dm.device.value},
          {"tasks", dm.tasks},
          {"busy_ns", dm.busy},
+         {"communication_ns", dm.communication},
          {"bubble_ratio", dm.bubble_ratio},
          {"first_start_ns", dm.first_start},
          {"last_end_ns", dm.last_finish},

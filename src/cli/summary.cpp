@@ -31,6 +31,12 @@ std::string format_summary(const Config& config, const EventGraph& graph,
     out += fmt::format("{:<15}{}\n", key, value);
   };
   line("run", describe_run(config, graph));
+  if (config.data_parallel.degree > 1 || config.tensor_parallel > 1) {
+    const std::uint64_t gpus = std::uint64_t{config.data_parallel.degree} * config.tensor_parallel *
+                               config.pipeline.stages;
+    line("parallelism", fmt::format("dp {} x tp {} x pp {} ({} GPUs)", config.data_parallel.degree,
+                                    config.tensor_parallel, config.pipeline.stages, gpus));
+  }
   line("makespan", fmt::format("{} ({} ns)", format_duration(metrics.makespan), metrics.makespan));
   line("bubble ratio", fmt::format("{:.2f}%", metrics.bubble_ratio * 100));
   line("critical path", fmt::format("{} tasks", metrics.critical_path.size()));
@@ -39,29 +45,38 @@ std::string format_summary(const Config& config, const EventGraph& graph,
   for (const DeviceInfo& d : config.devices) {
     cluster = cluster || !d.type.empty() || d.memory_capacity > 0 || d.static_memory > 0;
   }
+  // Lowered transfers and all-reduces: time on each device's communication lanes.
+  const bool communication = std::any_of(metrics.devices.begin(), metrics.devices.end(),
+                                         [](const auto& d) { return d.communication > 0; });
+  const auto comm = [&](const simulator::DeviceMetrics& d) {
+    return communication ? fmt::format("  {:>12}", format_duration(d.communication))
+                         : std::string();
+  };
+  const std::string comm_header = communication ? fmt::format("  {:>12}", "communication") : "";
   out += '\n';
   if (!cluster) {
-    out += fmt::format("{:>6}  {:>12}  {:>12}  {:>8}  {:>12}\n", "device", "busy", "bubble",
-                       "bubble%", "peak memory");
+    out += fmt::format("{:>6}  {:>12}  {:>12}  {:>8}  {:>12}{}\n", "device", "busy", "bubble",
+                       "bubble%", "peak memory", comm_header);
     for (const simulator::DeviceMetrics& d : metrics.devices) {
-      out += fmt::format("{:>6}  {:>12}  {:>12}  {:>7.2f}%  {:>12}\n", d.device.value,
+      out += fmt::format("{:>6}  {:>12}  {:>12}  {:>7.2f}%  {:>12}{}\n", d.device.value,
                          format_duration(d.busy), format_duration(metrics.makespan - d.busy),
-                         d.bubble_ratio * 100, format_memory(d.peak_memory));
+                         d.bubble_ratio * 100, format_memory(d.peak_memory), comm(d));
     }
     return out;
   }
-  out += fmt::format("{:>6}  {:<8}  {:>12}  {:>12}  {:>8}  {:>11}  {:>11}  {:>11}\n", "device",
-                     "type", "busy", "bubble", "bubble%", "activations", "total peak", "capacity");
+  out += fmt::format("{:>6}  {:<8}  {:>12}  {:>12}  {:>8}  {:>11}  {:>11}  {:>11}{}\n", "device",
+                     "type", "busy", "bubble", "bubble%", "activations", "total peak", "capacity",
+                     comm_header);
   std::size_t oom = 0;
   for (const simulator::DeviceMetrics& d : metrics.devices) {
     const auto [info, total, over] = device_memory(config, d);
     oom += over ? 1 : 0;
-    out += fmt::format("{:>6}  {:<8}  {:>12}  {:>12}  {:>7.2f}%  {:>11}  {:>11}  {:>11}{}\n",
+    out += fmt::format("{:>6}  {:<8}  {:>12}  {:>12}  {:>7.2f}%  {:>11}  {:>11}  {:>11}{}{}\n",
                        d.device.value, info.type.empty() ? "-" : info.type, format_duration(d.busy),
                        format_duration(metrics.makespan - d.busy), d.bubble_ratio * 100,
                        format_memory(d.peak_memory), format_memory(total),
                        info.memory_capacity > 0 ? format_memory(info.memory_capacity) : "-",
-                       over ? "  OUT OF MEMORY" : "");
+                       comm(d), over ? "  OUT OF MEMORY" : "");
   }
   if (oom > 0) {
     out +=

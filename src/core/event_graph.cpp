@@ -49,6 +49,37 @@ EventGraphBuilder::EventGraphBuilder(std::uint32_t device_count)
   for (std::uint32_t d = 0; d < device_count; ++d) lanes_.push_back({DeviceId{d}, "compute"});
 }
 
+EventGraphBuilder EventGraphBuilder::extend(
+    const EventGraph& graph, const std::function<bool(TaskId, TaskId)>& keep_dependence) {
+  EventGraphBuilder builder(graph.device_count());
+  const std::size_t n = graph.task_count();
+  for (std::uint32_t l = graph.device_count(); l < graph.lane_count(); ++l) {
+    const LaneInfo& lane = graph.lane_info(LaneId{l});
+    (void)builder.add_lane(lane.device, lane.name);
+  }
+  builder.tasks_ = graph.tasks_;
+  std::size_t data_edges = 0;
+  for (const Adjacent& a : graph.succ_) data_edges += a.kind() == EdgeKind::Data ? 1u : 0u;
+  builder.edge_from_.reserve(data_edges);
+  builder.edge_to_.reserve(data_edges);
+  for (std::uint32_t v = 0; v < n; ++v) {
+    for (const Adjacent& s : graph.successors(TaskId{v})) {
+      if (s.kind() != EdgeKind::Data) continue;
+      if (keep_dependence && !keep_dependence(TaskId{v}, s.task())) continue;
+      builder.edge_from_.push_back(TaskId{v});
+      builder.edge_to_.push_back(s.task());
+    }
+  }
+  builder.in_program_.assign(n, 0);
+  for (std::uint32_t l = 0; l < graph.lane_count(); ++l) {
+    for (const TaskId t : graph.program(LaneId{l})) {
+      builder.in_program_[t.value] = 1;
+      builder.programs_[l].push_back(t);
+    }
+  }
+  return builder;
+}
+
 LaneId EventGraphBuilder::add_lane(DeviceId device, std::string name) {
   if (device.value >= device_count_) {
     throw ScheduleError(fmt::format("lane {} is placed on device {}, but the graph has {} devices",

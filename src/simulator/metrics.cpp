@@ -90,6 +90,10 @@ Metrics compute_metrics(const EventGraph& graph, const Trace& trace,
     m.total_work += dm.busy;
   }
   m.bubble_ratio = m.devices.empty() ? 0.0 : bubble_sum / static_cast<double>(m.devices.size());
+  for (std::uint32_t l = graph.device_count(); l < trace.lane_count(); ++l) {
+    TimeNs& communication = m.devices[graph.lane_info(LaneId{l}).device.value].communication;
+    for (const TaskId t : trace.events(LaneId{l})) communication += graph.duration(t);
+  }
   const CommunicationCost comm(graph, options);
   m.critical_path = binding_chain(graph, trace, comm);
   m.dependency_bound = longest_data_path(graph, comm);

@@ -252,5 +252,69 @@ TEST(Config, PartsEqualPlacement) {
   }
 }
 
+// Tensor parallelism adds tp_allreduces ring all-reduces to each F and B (not W):
+// 2 (4 - 1) x 1 us + 2 (4 - 1) / 4 x 1 MB / 100 GB/s = 6 us + 15 us = 21 us each, 42 us per task.
+TEST(Config, TensorParallelAddsAllReducesToForwardAndBackward) {
+  auto doc = base();
+  doc["parallelism"] = {{"tensor_parallel", 4}};
+  doc["costs"]["tp_allreduce_bytes"] = "1MB";
+  doc["costs"]["tp_allreduces"] = 2;
+  doc["network"]["tensor_parallel"] = {{"latency", "1us"}, {"bandwidth", "100GB/s"}};
+  const Config c = parse_config(doc, "cfg.json");
+  EXPECT_EQ(c.tensor_parallel, 4u);
+  EXPECT_EQ(c.costs.at(StageId{3}, 0).forward, 1'315'000 + 42'000);
+  EXPECT_EQ(c.costs.at(StageId{3}, 0).backward, 2'733'000 + 42'000);
+  EXPECT_EQ(c.costs.at(StageId{3}, 0).weight, 2'650'000);
+
+  // An override changes one stage's all-reduce count; the intra-node link is the default.
+  doc["costs"]["overrides"] = {{{"stages", 0}, {"tp_allreduces", 0}}};
+  doc["network"].erase("tensor_parallel");
+  doc["network"]["intra_node"] = {{"latency", "1us"}, {"bandwidth", "100GB/s"}};
+  const Config o = parse_config(doc, "cfg.json");
+  EXPECT_EQ(o.costs.at(StageId{0}, 0).forward, 1'315'000);
+  EXPECT_EQ(o.costs.at(StageId{1}, 0).forward, 1'315'000 + 42'000);
+
+  doc["parallelism"]["tensor_parallel"] = 1;  // degree 1: nothing to reduce
+  EXPECT_EQ(parse_config(doc, "cfg.json").costs.at(StageId{1}, 0).forward, 1'315'000);
+}
+
+TEST(Config, DataParallelAddsAllReducesAndOptimizerSteps) {
+  auto doc = base();
+  doc["pipeline"] = {{"schedule", "1f1b"}, {"stages", 2}, {"microbatches", 2}};
+  doc["costs"] = {{"forward", 1},
+                  {"backward", 1},
+                  {"weight", 1},
+                  {"gradient_bytes", 4000},
+                  {"optimizer", "500ns"}};
+  doc["parallelism"] = {{"data_parallel", 2}};
+  doc["network"] = {{"data_parallel", {{"bandwidth", "1GB/s"}}}};
+  const Config c = parse_config(doc, "cfg.json");
+  EXPECT_EQ(c.data_parallel.degree, 2u);
+  EXPECT_TRUE(c.data_parallel.overlap);
+  EXPECT_EQ(c.data_parallel.bandwidth, 1e9);
+  EXPECT_EQ(c.data_parallel.gradient_bytes, (std::vector<double>{4000, 4000}));
+  const EventGraph g = build_graph(c);
+  EXPECT_EQ(g.lane_count(), 4u);
+  // As in DataParallel.AllReduceAfterTheLastGradientThenTheOptimizer: 9 + 4 + 0.5 us.
+  EXPECT_EQ(simulator::simulate(g, c.simulation).metrics.makespan, 13'500);
+
+  // The inter-node link is the default for data parallelism.
+  doc["network"] = {{"inter_node", {{"latency", "1us"}, {"bandwidth", "1GB/s"}}}};
+  EXPECT_EQ(simulator::simulate(build_graph(parse_config(doc, "cfg.json"))).metrics.makespan,
+            13'500 + 2'000);
+
+  doc["simulation"] = {{"lower_communication", true}};
+  const Config lowered = parse_config(doc, "cfg.json");
+  EXPECT_TRUE(lowered.lower_communication);
+  EXPECT_EQ(build_graph(lowered).lane_count(), 6u);  // + send 0>1, send 1>0
+
+  doc["parallelism"]["data_parallel"] = 0;
+  EXPECT_EQ(error_of(doc),
+            "cfg.json:/parallelism/data_parallel: expected an integer in [1, 1048576], got 0");
+  doc["parallelism"] = {{"pipeline_parallel", 2}};
+  EXPECT_EQ(error_of(doc).substr(0, 60),
+            "cfg.json:/parallelism/pipeline_parallel: unknown key 'pipeli");
+}
+
 }  // namespace
 }  // namespace perflow::cli

@@ -8,6 +8,7 @@
 
 #include "perflow/core/event_graph.hpp"
 #include "perflow/parallel/costs.hpp"
+#include "perflow/parallel/data_parallel.hpp"
 #include "perflow/parallel/pipeline.hpp"
 #include "perflow/simulator/metrics.hpp"
 #include "perflow/simulator/options.hpp"
@@ -37,6 +38,11 @@ struct Config {
   simulator::SimulationOptions simulation;
   std::vector<DeviceInfo> devices;  ///< one per stage
   std::vector<PartSpec> parts;      ///< empty: one graph of the whole pipeline
+  /// /parallelism/data_parallel and the gradient and optimizer costs (degree 1: none).
+  parallel::DataParallelSpec data_parallel;
+  std::uint32_t tensor_parallel = 1;  ///< /parallelism/tensor_parallel (already in the costs)
+  /// /simulation/lower_communication: transfers become SEND tasks on per-link lanes.
+  bool lower_communication = false;
 };
 
 /// A device's memory as the config and a simulation see it.
@@ -55,7 +61,8 @@ Config parse_config(const nlohmann::json& document, const std::string& file);
 /// Builds the config's task graph. A schedule's refusal of the sizes becomes a ConfigError
 /// at the offending field (e.g. `cfg.json:/pipeline/chunks: ...`). With /parts, each part's
 /// schedule is built with its device type's costs on every stage (the part's own stages
-/// keep their resolved costs), filtered to its stages, and the parts are merged.
+/// keep their resolved costs), filtered to its stages, and the parts are merged. Then data
+/// parallelism (all-reduces, optimizer steps) is added and, if asked, communication lowered.
 EventGraph build_graph(const Config& config);
 
 }  // namespace perflow::cli

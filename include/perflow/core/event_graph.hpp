@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -77,6 +78,12 @@ struct TaskColumns {
 class EventGraphBuilder {
  public:
   explicit EventGraphBuilder(std::uint32_t device_count);
+  /// A builder holding everything in `graph` (same task ids, lanes, data dependences and
+  /// programs), to which more can be added: how passes such as communication lowering and
+  /// data parallelism extend a built graph. `keep_dependence(from, to)`, if given, says
+  /// which data dependences to carry over.
+  static EventGraphBuilder extend(const EventGraph& graph,
+                                  const std::function<bool(TaskId, TaskId)>& keep_dependence = {});
 
   void reserve(std::size_t tasks, std::size_t edges);
 

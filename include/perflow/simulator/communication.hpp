@@ -12,7 +12,9 @@ namespace perflow::simulator {
 /// with the intra- or inter-node link by the two devices' nodes, and bytes the activation at
 /// the boundary: for a forward dependence the sending task's stage's boundary_bytes, for a
 /// backward one (the gradient of that activation) the receiving task's. Same device: 0.
-/// Built once per simulation: per stage and link class it is a table lookup.
+/// From a SEND task (lowered communication, which spends the bytes' time on its link lane)
+/// only the latency is left. Built once per simulation: per stage and link class it is a
+/// table lookup.
 class CommunicationCost {
  public:
   CommunicationCost(const EventGraph& graph, const SimulationOptions& options);
@@ -22,12 +24,25 @@ class CommunicationCost {
     const DeviceId b = graph_->device(to);
     if (a == b) return 0;
     if (constant_) return base_[0];  // no bytes, one node: every transfer costs the same
+    const bool same_node = this->same_node(a, b);
+    if (graph_->kind(from) == TaskKind::Send) return base_[same_node ? 0 : 1];
     const bool forward = graph_->kind(from) == TaskKind::F;
     const std::uint32_t stage = graph_->stage(forward ? from : to).value;
-    const bool same_node =
-        devices_per_node_ == 0 || a.value / devices_per_node_ == b.value / devices_per_node_;
     const auto& table = same_node ? intra_ : inter_;
     return stage < table.size() ? table[stage] : base_[same_node ? 0 : 1];
+  }
+
+  /// The bytes' part alone, ceil(bytes / bandwidth), of the dependence from -> to: what a
+  /// lowered SEND task spends on its link.
+  [[nodiscard]] TimeNs bytes_time(TaskId from, TaskId to) const {
+    const DeviceId a = graph_->device(from);
+    const DeviceId b = graph_->device(to);
+    if (a == b) return 0;
+    return (*this)(from, to) - base_[same_node(a, b) ? 0 : 1];
+  }
+
+  [[nodiscard]] bool same_node(DeviceId a, DeviceId b) const {
+    return devices_per_node_ == 0 || a.value / devices_per_node_ == b.value / devices_per_node_;
   }
 
   /// The transfer time of `bytes` over one link class (exposed for tests and reports).

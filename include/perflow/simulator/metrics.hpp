@@ -12,8 +12,9 @@ namespace perflow::simulator {
 struct DeviceMetrics {
   DeviceId device;
   std::size_t tasks = 0;
-  TimeNs busy = 0;         ///< sum of task durations
-  TimeNs first_start = 0;  ///< 0 if the device runs nothing
+  TimeNs busy = 0;           ///< sum of its compute lane's task durations
+  TimeNs communication = 0;  ///< sum of its communication lanes' task durations
+  TimeNs first_start = 0;    ///< 0 if the device runs nothing
   TimeNs last_finish = 0;
   double bubble_ratio = 0;  ///< (makespan - busy) / makespan
   double peak_memory = 0;   ///< max running sum of memory deltas in execution order, from 0
