@@ -20,6 +20,7 @@
 #include "../support/schedule_helpers.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/parallel/schedule_registry.hpp"
+#include "perflow/simulator/lowering.hpp"
 #include "perflow/simulator/simulate.hpp"
 
 namespace perflow::trace_op {
@@ -529,6 +530,20 @@ TEST(Scale, RefusesBadFactors) {
   short_list.by_stage = {1.0, 2.0};
   EXPECT_EQ(error_of<ScheduleError>([&] { (void)scale(g, short_list); }),
             "scale: by_stage has 2 factors, but the graph has 4 stages");
+}
+
+// Communication lanes are added after composing: every operator refuses them by name.
+TEST(Operators, RefuseGraphsWithCommunicationLanes) {
+  const EventGraph lowered = simulator::lower_communication(
+      parallel::build_schedule(spec_for("1f1b", 2, 2), {}), simulator::SimulationOptions{});
+  const std::string tail =
+      ": the graph has communication lanes (send 0>1); compose graphs first, then lower "
+      "communication or add data parallelism";
+  const std::vector<StageId> stages = {StageId{0}};
+  EXPECT_EQ(error_of<ScheduleError>([&] { (void)filter(lowered, stages); }), "filter" + tail);
+  const std::vector<DeviceId> same = {DeviceId{0}, DeviceId{1}};
+  EXPECT_EQ(error_of<ScheduleError>([&] { (void)remap(lowered, same); }), "remap" + tail);
+  EXPECT_EQ(error_of<ScheduleError>([&] { (void)scale(lowered, ScaleFactors{}); }), "scale" + tail);
 }
 
 }  // namespace
