@@ -23,8 +23,8 @@
 // variant that gets stuck (the runtime would stop on an assertion) is skipped instead of
 // failing the whole search; and the rerun chain is capped at kMaxPasses passes. Costs may
 // differ per (device, chunk); memory is counted in F activations of the chunk (F adds 1, B
-// frees backward_frees, W the rest). The placement assumes free communication: unlike zb,
-// it does not yet use CostTable::p2p_latency (the runtime's heuristic does).
+// frees backward_frees, W the rest). Like the runtime's heuristic (and zb), the placement
+// adds the point-to-point time (CostTable::p2p_latency) to every input that crosses devices.
 //
 // Cost: O(p*m) per pass plus O(p^2 * min(m, memory_limit)) for step 2.
 #include <algorithm>
@@ -57,6 +57,7 @@ struct Model {
   std::uint32_t p = 0;
   std::uint32_t m = 0;
   double max_mem = 0;
+  TimeNs comm = 0;                          // added to every cross-device input
   std::vector<std::array<TimeNs, 6>> cost;  // per device, by slot
   std::vector<std::array<double, 6>> mem;   // per device, by slot (F activations)
 };
@@ -108,7 +109,7 @@ class Pass {
         put(kF, 1, s);
         continue;
       }
-      const TimeNs turn = end_at(kF, 1, s + 1, 0);
+      const TimeNs turn = end_at(kF, 1, s + 1, 0) + md_.comm;
       while (fits(mem_[s] + static_cast<double>(2 + 2 * s)) &&
              now_[s] + md_.cost[s][slot(kF, 0)] <= turn && count_[s][slot(kF, 0)] < m) {
         for (std::uint32_t j = 0; j <= s; ++j) put(kF, 0, j);
@@ -219,10 +220,10 @@ class Pass {
   // wait would exceed the bubble this device may accept (and `fill` allows it).
   void fill_before(std::uint32_t s, std::optional<std::size_t> dep, bool fill) {
     const auto has_w = [&] { return pending_head_[s] < pending_[s].size(); };
-    while (has_w() && dep && end_[*dep] >= now_[s] + next_w_cost(s)) put_w(s);
+    while (has_w() && dep && end_[*dep] + md_.comm >= now_[s] + next_w_cost(s)) put_w(s);
     // Without an input the runtime reads the last entry of its end-time table (the last W of
     // lane 1 on the last device), which is unset until the very end; kept as it is.
-    const TimeNs arrival = dep ? end_[*dep] : end_.back();
+    const TimeNs arrival = dep ? end_[*dep] + md_.comm : end_.back();
     if (has_w() && arrival - now_[s] > allowed_bubble(s) - bubble_[s] && fill) put_w(s);
   }
 
@@ -258,7 +259,7 @@ class Pass {
       if (lane == 0 && s > 0) dep = id(cat, 0, s - 1, mb);
       if (dep) {
         if (end_[*dep] < 0) throw Stuck{"cross-device input not placed"};
-        finish = std::max(finish, end_[*dep] + duration);
+        finish = std::max(finish, end_[*dep] + md_.comm + duration);
       }
     }
     if (count_[s][slot(kF, 0)] > 0) {
@@ -297,6 +298,7 @@ PipelinePlan plan_zbv_auto(const PipelineSpec& spec, const CostTable& costs) {
   model.p = spec.stages;
   model.m = spec.microbatches;
   model.max_mem = spec.memory_limit > 0 ? spec.memory_limit : 2.0 * spec.stages;
+  model.comm = costs.p2p_latency();
   model.cost.resize(model.p);
   model.mem.resize(model.p);
   for (std::uint32_t s = 0; s < model.p; ++s) {
