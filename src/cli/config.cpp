@@ -61,7 +61,7 @@ std::vector<std::vector<parallel::Step>> parse_order(const JsonCursor& c) {
 
 void parse_pipeline(const JsonCursor& c, parallel::PipelineSpec& spec) {
   c.expect_object({"schedule", "stages", "microbatches", "chunks", "split_backward",
-                   "microbatch_group_size", "memory_limit", "order"});
+                   "microbatch_group_size", "memory_limit", "order", "shape"});
   spec.schedule = detail::read_schedule_name(c.at("schedule"));
   spec.stages = static_cast<std::uint32_t>(c.at("stages").as_integer(1, kMaxStages));
   spec.microbatches = read_size(c.at("microbatches"));
@@ -77,6 +77,10 @@ void parse_pipeline(const JsonCursor& c, parallel::PipelineSpec& spec) {
     }
   }
   if (auto order = c.find("order")) spec.order = parse_order(*order);
+  if (auto shape = c.find("shape")) {
+    spec.shape = parallel::parse_pipeline_shape(shape->as_string());
+    if (!spec.shape) shape->fail_expected("\"linear\", \"interleaved\", \"v\" or \"dualpipe\"");
+  }
 }
 
 void parse_simulation(const JsonCursor& c, Config& config) {

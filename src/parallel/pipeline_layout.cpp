@@ -6,6 +6,28 @@
 
 namespace perflow::parallel {
 
+std::string_view to_string(PipelineShape shape) {
+  switch (shape) {
+    case PipelineShape::Linear:
+      return "linear";
+    case PipelineShape::Interleaved:
+      return "interleaved";
+    case PipelineShape::VShape:
+      return "v";
+    case PipelineShape::DualPipe:
+      return "dualpipe";
+  }
+  return "linear";
+}
+
+std::optional<PipelineShape> parse_pipeline_shape(std::string_view text) {
+  for (const PipelineShape shape : {PipelineShape::Linear, PipelineShape::Interleaved,
+                                    PipelineShape::VShape, PipelineShape::DualPipe}) {
+    if (to_string(shape) == text) return shape;
+  }
+  return std::nullopt;
+}
+
 PipelineLayout::PipelineLayout(PipelineShape shape, std::uint32_t stages, std::uint32_t chunks,
                                std::uint32_t microbatches)
     : shape_(shape), stages_(stages), chunks_(chunks), microbatches_(microbatches) {

@@ -109,8 +109,9 @@ void register_builtin_schedules(ScheduleRegistry& registry) {
   // User-given.
   registry.add({"custom",
                 "A program order per device given in the config (pipeline.order), checked",
-                "chunks >= 1 (1: linear; 2+: interleaved positions); every task exactly once",
-                kProgramOrder, &plan_custom});
+                "chunks >= 1 (shape: linear for 1 chunk, interleaved (default for 2+), or v / "
+                "dualpipe for 2); every task exactly once",
+                kProgramOrder | kShape, &plan_custom});
 }
 
 const ScheduleRegistry& builtin_schedules() {
@@ -138,6 +139,7 @@ PipelinePlan plan_schedule(const PipelineSpec& spec, const CostTable& costs,
   refuse_unless(spec.microbatch_group_size != 0, kMicrobatchGroupSize, "microbatch_group_size");
   refuse_unless(spec.memory_limit != 0, kMemoryLimit, "memory_limit");
   refuse_unless(!spec.order.empty(), kProgramOrder, "order");
+  refuse_unless(spec.shape.has_value(), kShape, "shape");
   PipelinePlan plan = info.plan(spec, costs);
   if (spec.split_backward) split_fused_backward(plan);
   return plan;

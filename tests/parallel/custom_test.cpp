@@ -96,6 +96,55 @@ TEST(CustomSchedule, OtherSchedulesRefuseAnOrder) {
             "custom)");
 }
 
+// A V-shape or DualPipe schedule written out as a custom order (with its shape) runs exactly
+// as the built-in schedule: the same orders and the same timeline.
+TEST(CustomSchedule, VShapeAndDualPipeOrdersReproduceTheSchedules) {
+  for (const auto& [schedule, shape] :
+       {std::pair{"zbv", "v"}, std::pair{"dualpipe", "dualpipe"}, std::pair{"v-min", "v"}}) {
+    SCOPED_TRACE(schedule);
+    const std::uint32_t p = 4;
+    const std::uint32_t m = 8;
+    auto doc = custom_config(nlohmann::json::array(), p, m);
+    doc["pipeline"]["schedule"] = schedule;
+    doc["pipeline"]["chunks"] = 2;
+    doc["costs"] = {{"forward", 1}, {"backward", 2}, {"weight", 1}, {"activation", 1}};
+    const EventGraph reference = cli::build_graph(cli::parse_config(doc, "c.json"));
+    const auto expected = simulator::simulate(reference);
+    nlohmann::json order = nlohmann::json::array();
+    for (std::uint32_t d = 0; d < p; ++d) {
+      order.push_back(testing::order_string(reference, expected.trace, d));
+    }
+    doc["pipeline"]["schedule"] = "custom";
+    doc["pipeline"]["order"] = order;
+    doc["pipeline"]["shape"] = shape;
+    const EventGraph g = cli::build_graph(cli::parse_config(doc, "c.json"));
+    const auto r = simulator::simulate(g);
+    EXPECT_EQ(r.metrics.makespan, expected.metrics.makespan);
+    for (std::uint32_t d = 0; d < p; ++d) {
+      EXPECT_EQ(testing::order_string(g, r.trace, d), order[d].get<std::string>());
+    }
+    ASSERT_EQ(g.task_count(), reference.task_count());
+    for (std::uint32_t t = 0; t < g.task_count(); ++t) {
+      EXPECT_EQ(r.trace.start[t], expected.trace.start[t]);
+    }
+    // Without the shape the chunks would be interleaved: another pipeline, which deadlocks
+    // or differs; with a wrong chunk count the shape is refused.
+    doc["pipeline"]["shape"] = "linear";
+    EXPECT_EQ(error_of(doc),
+              "c.json:/pipeline/shape: custom: shape linear needs exactly 1 chunks, got 2");
+  }
+  auto doc = custom_config({"F0.0 F1.0 BW0.0 BW1.0", "F0.0 BW0.0 F1.0 BW1.0"});
+  doc["pipeline"]["shape"] = "w";
+  EXPECT_EQ(error_of(doc),
+            "c.json:/pipeline/shape: expected \"linear\", \"interleaved\", \"v\" or "
+            "\"dualpipe\", got \"w\"");
+  doc["pipeline"]["shape"] = "v";
+  doc["pipeline"]["schedule"] = "1f1b";
+  doc["pipeline"].erase("order");
+  EXPECT_EQ(error_of(doc),
+            "c.json:/pipeline/shape: 1f1b does not take shape (schedules that do: custom)");
+}
+
 TEST(TaskLabel, ParsesWhatTaskLabelWrites) {
   for (const TaskKind kind : {TaskKind::F, TaskKind::B, TaskKind::W, TaskKind::BW}) {
     const auto parsed = parse_task_label(task_label(kind, 123, 4));

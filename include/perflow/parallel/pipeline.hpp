@@ -37,6 +37,9 @@ struct PipelineSpec {
   double memory_limit = 0;
   /// `custom`: each device's program, in order.
   std::vector<std::vector<Step>> order;
+  /// `custom`: the shape the order's chunks take; default linear for one chunk, else
+  /// interleaved.
+  std::optional<PipelineShape> shape;
 };
 
 /// The most tasks a pipeline may have: 2^28 (about 40 GB of graph and trace).

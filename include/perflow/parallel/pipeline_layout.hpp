@@ -2,6 +2,8 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
+#include <string_view>
 
 namespace perflow::parallel {
 
@@ -20,6 +22,10 @@ enum class PipelineShape : std::uint8_t {
   /// chunk 0 going down (position d), m/2..m-1 are chunk 1 going up (position p-1-d).
   DualPipe,
 };
+
+/// "linear", "interleaved", "v", "dualpipe": the names configs use.
+std::string_view to_string(PipelineShape shape);
+std::optional<PipelineShape> parse_pipeline_shape(std::string_view text);
 
 /// The path of every microbatch through the devices for one shape and size.
 class PipelineLayout {

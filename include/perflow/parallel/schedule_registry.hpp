@@ -18,6 +18,7 @@ enum ScheduleOptions : unsigned {
   kMicrobatchGroupSize = 1u << 0,  ///< PipelineSpec::microbatch_group_size
   kMemoryLimit = 1u << 1,          ///< PipelineSpec::memory_limit
   kProgramOrder = 1u << 2,         ///< PipelineSpec::order
+  kShape = 1u << 3,                ///< PipelineSpec::shape
 };
 
 /// A named pipeline schedule: it checks the sizes and produces each device's program.
