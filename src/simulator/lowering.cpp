@@ -1,8 +1,6 @@
 #include "perflow/simulator/lowering.hpp"
 
 #include <algorithm>
-#include <map>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -11,76 +9,79 @@
 #include "perflow/simulator/communication.hpp"
 
 namespace perflow::simulator {
+namespace {
+
+bool crosses(const EventGraph& graph, TaskId from, const Adjacent& to) {
+  return to.kind() == EdgeKind::Data && graph.device(to.task()) != graph.device(from) &&
+         graph.kind(from) != TaskKind::Send;
+}
+
+}  // namespace
 
 EventGraph lower_communication(const EventGraph& graph, const SimulationOptions& options) {
   const CommunicationCost comm(graph, options);
   const auto n = static_cast<std::uint32_t>(graph.task_count());
 
-  // Each producer's position in its lane's program: the issue order of its transfers.
-  std::vector<std::uint32_t> position(n, 0);
-  for (std::uint32_t l = 0; l < graph.lane_count(); ++l) {
-    const auto program = graph.program(LaneId{l});
-    for (std::uint32_t i = 0; i < program.size(); ++i) position[program[i].value] = i;
-  }
-
-  // One transfer per (producer, receiving device), with the consumers it feeds there.
-  struct Transfer {
-    TaskId producer;
-    DeviceId to;
-    std::vector<TaskId> consumers;
-  };
-  std::vector<Transfer> transfers;
-  std::map<std::pair<std::uint32_t, std::uint32_t>, std::size_t> transfer_of;
+  // The directed links in use, sorted: their lanes are created in (from, to) order.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> links;
+  std::size_t crossing = 0;  // at most one SEND each
   for (std::uint32_t u = 0; u < n; ++u) {
-    const TaskId from{u};
-    if (graph.kind(from) == TaskKind::Send) continue;
-    for (const Adjacent& s : graph.successors(from)) {
-      if (s.kind() != EdgeKind::Data || graph.device(s.task()) == graph.device(from)) continue;
-      const DeviceId to = graph.device(s.task());
-      const auto [it, inserted] = transfer_of.try_emplace({u, to.value}, transfers.size());
-      if (inserted) transfers.push_back({from, to, {}});
-      transfers[it->second].consumers.push_back(s.task());
+    for (const Adjacent& s : graph.successors(TaskId{u})) {
+      if (!crosses(graph, TaskId{u}, s)) continue;
+      ++crossing;
+      const std::pair link{graph.device(TaskId{u}).value, graph.device(s.task()).value};
+      if (links.empty() || links.back() != link) links.push_back(link);  // runs repeat
     }
   }
+  std::sort(links.begin(), links.end());
+  links.erase(std::unique(links.begin(), links.end()), links.end());
 
-  // Rebuild without the cut dependences, then add links and transfers.
   EventGraphBuilder builder = EventGraphBuilder::extend(graph, [&](TaskId from, TaskId to) {
-    return graph.device(from) == graph.device(to) || graph.kind(from) == TaskKind::Send;
+    return !crosses(graph, from, Adjacent(to, EdgeKind::Data));
   });
-
-  std::map<std::pair<std::uint32_t, std::uint32_t>, LaneId> link_lane;
-  for (const Transfer& t : transfers) {
-    link_lane.try_emplace({graph.device(t.producer).value, t.to.value}, LaneId{});
+  // Room for every SEND and its edges at once: growing 1M-task columns by doubling costs
+  // more in page faults than the whole simulation.
+  builder.reserve(n + crossing, graph.edge_count() + 2 * crossing);
+  std::vector<LaneId> link_lane;
+  link_lane.reserve(links.size());
+  for (const auto& [a, b] : links) {
+    link_lane.push_back(builder.add_lane(DeviceId{a}, fmt::format("send {}>{}", a, b)));
   }
-  for (auto& [link, lane] : link_lane) {
-    lane =
-        builder.add_lane(DeviceId{link.first}, fmt::format("send {}>{}", link.first, link.second));
-  }
+  const auto lane_of = [&](DeviceId a, DeviceId b) {
+    const auto it = std::lower_bound(links.begin(), links.end(), std::pair{a.value, b.value});
+    return link_lane[static_cast<std::size_t>(it - links.begin())];
+  };
 
-  // Per link, transfers in issue order: by the producer's program position, then task id.
-  std::vector<std::size_t> order(transfers.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
-    const Transfer& a = transfers[x];
-    const Transfer& b = transfers[y];
-    return std::tuple(position[a.producer.value], a.producer.value, a.to.value) <
-           std::tuple(position[b.producer.value], b.producer.value, b.to.value);
-  });
-  for (const std::size_t i : order) {
-    const Transfer& t = transfers[i];
-    const DeviceId from = graph.device(t.producer);
-    const TaskSpec send{TaskKind::Send,
-                        from,
-                        graph.stage(t.producer),
-                        graph.microbatch(t.producer),
-                        graph.chunk(t.producer),
-                        comm.bytes_time(t.producer, t.consumers.front()),
-                        0.0,
-                        link_lane.at({from.value, t.to.value})};
-    const TaskId id = builder.add_task(send);
-    builder.add_dependence(t.producer, id);
-    for (const TaskId consumer : t.consumers) builder.add_dependence(id, consumer);
-    builder.append_to_program(id);
+  // Producers in program order (lane by lane), so each link lane gets its transfers in the
+  // order its device issues them; one SEND per (producer, receiving device).
+  std::vector<TaskId> consumers;
+  const auto lower = [&](TaskId u) {
+    consumers.clear();
+    for (const Adjacent& s : graph.successors(u)) {
+      if (crosses(graph, u, s)) consumers.push_back(s.task());
+    }
+    if (consumers.empty()) return;
+    std::stable_sort(consumers.begin(), consumers.end(),
+                     [&](TaskId x, TaskId y) { return graph.device(x) < graph.device(y); });
+    const DeviceId from = graph.device(u);
+    for (std::size_t i = 0; i < consumers.size();) {
+      const DeviceId to = graph.device(consumers[i]);
+      const TaskId send = builder.add_task(
+          TaskSpec{TaskKind::Send, from, graph.stage(u), graph.microbatch(u), graph.chunk(u),
+                   comm.bytes_time(u, consumers[i]), 0.0, lane_of(from, to)});
+      builder.add_dependence(u, send);
+      for (; i < consumers.size() && graph.device(consumers[i]) == to; ++i) {
+        builder.add_dependence(send, consumers[i]);
+      }
+      if (graph.has_program_order()) builder.append_to_program(send);
+    }
+  };
+  if (graph.has_program_order()) {
+    for (std::uint32_t l = 0; l < graph.lane_count(); ++l) {
+      for (const TaskId u : graph.program(LaneId{l})) lower(u);
+    }
+  } else {
+    for (std::uint32_t u = 0; u < n; ++u) lower(TaskId{u});
   }
   return std::move(builder).freeze();
 }

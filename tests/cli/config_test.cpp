@@ -76,7 +76,7 @@ TEST(Config, ErrorsNameThePointerTheRuleAndTheValue) {
       {[](auto& d) { d["pipeline"]["microbatchs"] = 8; },
        "cfg.json:/pipeline/microbatchs: unknown key 'microbatchs'; did you mean "
        "'microbatches'? (valid keys here: schedule, stages, microbatches, chunks, "
-       "split_backward, microbatch_group_size, memory_limit, order)"},
+       "split_backward, microbatch_group_size, memory_limit, order, shape)"},
       {[](auto& d) { d["pipeline"]["memory_limit"] = 4; },
        "cfg.json:/pipeline/memory_limit: 1f1b does not take memory_limit (schedules that do: zb, "
        "zbv-auto, v-half, v-min)"},
