@@ -77,6 +77,7 @@ int main(int argc, char** argv) {
     visualizer::TimelineOptions timeline;
     timeline.title = "ZBV on 4 H100s + 4 A100s";
     timeline.subtitle = "stages 0-3 H100, 4-7 A100; 8 stages x 10 microbatches x 2 chunks";
+    timeline.device_labels = {"H100", "H100", "H100", "H100", "A100", "A100", "A100", "A100"};
     const char* out = argc > 1 ? argv[1] : "heterogeneous_zbv.svg";
     visualizer::write_timeline_svg(out, mixed, result.trace, result.metrics, timeline);
     std::printf("timeline written to %s\n", out);

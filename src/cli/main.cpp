@@ -28,6 +28,10 @@ int main(int argc, char** argv) {
   add_simulate_command(app);
   add_schedules_command(app);
   add_validate_command(app);
+  add_costs_command(app);
+  add_measured_command(app);
+  add_compare_measured_command(app);
+  add_compare_command(app);
   try {
     app.parse(argc, argv);
     // Buffered output that cannot be written (a full disk, a closed pipe) is a failure.

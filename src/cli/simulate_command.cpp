@@ -1,5 +1,6 @@
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -8,11 +9,13 @@
 #include <fmt/format.h>
 
 #include "detail/commands.hpp"
+#include "detail/device_display.hpp"
 #include "perflow/cli/config.hpp"
 #include "perflow/cli/report.hpp"
 #include "perflow/cli/summary.hpp"
 #include "perflow/core/atomic_file.hpp"
 #include "perflow/simulator/simulate.hpp"
+#include "perflow/visualizer/chrome_trace.hpp"
 #include "perflow/visualizer/timeline.hpp"
 
 namespace perflow::cli::detail {
@@ -21,35 +24,65 @@ namespace {
 struct SimulateOptions {
   std::string config;
   std::string report;
-  std::string svg;
+  std::string timeline;  // format by extension
+  std::string svg;       // always SVG (the older option)
+  std::string chrome_trace;
   std::string format = "text";
+  bool memory_chart = false;
+  bool critical_path = false;
+  bool arrows = false;
 };
 
 void run_simulate(const SimulateOptions& options) {
+  // A timeline file the renderer cannot write is a usage error, found before any work.
+  std::optional<visualizer::ImageFormat> timeline_format;
+  std::string timeline_path = options.timeline;
+  if (!options.timeline.empty()) timeline_format = visualizer::image_format_of(options.timeline);
+  if (!options.svg.empty()) {
+    timeline_format = visualizer::ImageFormat::Svg;
+    timeline_path = options.svg;
+  }
+
   const Config config = load_config(options.config);
   const EventGraph graph = build_graph(config);
   const simulator::SimulationResult result = simulator::simulate(graph, config.simulation);
+  const DeviceDisplay display = device_display(config, graph.device_count());
 
   // Everything is rendered before anything is written, and the files appear together.
   const nlohmann::json report = make_report(config, graph, result);
   const std::string report_text = report.dump(1) + "\n";
-  std::string svg;
-  if (!options.svg.empty()) {
-    visualizer::TimelineOptions timeline;
-    timeline.title = config.description.empty() ? config.pipeline.schedule : config.description;
-    timeline.subtitle = describe_run(config, graph);
-    svg = visualizer::render_timeline_svg(graph, result.trace, result.metrics, timeline);
+  std::string timeline;
+  if (timeline_format) {
+    visualizer::TimelineOptions style;
+    style.title = config.description.empty() ? config.pipeline.schedule : config.description;
+    style.subtitle = describe_run(config, graph);
+    style.device_labels = display.labels;
+    style.memory_chart = options.memory_chart;
+    style.static_memory = display.static_memory;
+    style.memory_capacity = display.capacity;
+    style.critical_path = options.critical_path;
+    style.dependency_arrows = options.arrows;
+    timeline =
+        visualizer::render_timeline(graph, result.trace, result.metrics, style, *timeline_format);
+  }
+  std::string chrome_trace;
+  if (!options.chrome_trace.empty()) {
+    chrome_trace = visualizer::render_chrome_trace(graph, result.trace, {display.labels});
   }
   std::vector<std::pair<std::filesystem::path, std::string_view>> files;
   if (!options.report.empty()) files.emplace_back(options.report, report_text);
-  if (!options.svg.empty()) files.emplace_back(options.svg, svg);
+  if (timeline_format) files.emplace_back(timeline_path, timeline);
+  if (!options.chrome_trace.empty()) files.emplace_back(options.chrome_trace, chrome_trace);
   write_files_atomically(files);
   if (options.format == "json") {
     fmt::print("{}\n", report.dump(1));
   } else {
     fmt::print("{}", format_summary(config, graph, result.metrics));
     if (!options.report.empty()) fmt::print("report written to {}\n", options.report);
-    if (!options.svg.empty()) fmt::print("timeline written to {}\n", options.svg);
+    if (timeline_format) fmt::print("timeline written to {}\n", timeline_path);
+    if (!options.chrome_trace.empty()) {
+      fmt::print("chrome trace written to {}\n", options.chrome_trace);
+    }
   }
 }
 
@@ -62,7 +95,20 @@ void add_simulate_command(CLI::App& app) {
                                      "simulate it and summarize the result");
   cmd->add_option("config", options->config, "Config file (JSON)")->required();
   cmd->add_option("--report", options->report, "Write the JSON report to this file");
-  cmd->add_option("--svg", options->svg, "Write the timeline to this SVG file");
+  CLI::Option* timeline = cmd->add_option(
+      "--timeline", options->timeline,
+      "Write the timeline to this file; its extension picks the format: .svg, .png or .pdf");
+  CLI::Option* svg =
+      cmd->add_option("--svg", options->svg, "Write the timeline to this file as SVG");
+  timeline->excludes(svg);
+  cmd->add_flag("--memory-chart", options->memory_chart,
+                "Draw activation memory over time per device under the timeline");
+  cmd->add_flag("--critical-path", options->critical_path,
+                "Outline the critical path in the timeline");
+  cmd->add_flag("--arrows", options->arrows,
+                "Draw the dependences between devices as arrows in the timeline");
+  cmd->add_option("--chrome-trace", options->chrome_trace,
+                  "Write the trace as Chrome trace event JSON (Perfetto, chrome://tracing)");
   cmd->add_option("--format", options->format, "Standard output: a text summary or the report")
       ->check(CLI::IsMember({"text", "json"}));
   cmd->callback([options] { run_simulate(*options); });

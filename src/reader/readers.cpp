@@ -6,6 +6,14 @@ namespace perflow::reader::detail {
 
 std::vector<ProfileReader> builtin_readers() {
   std::vector<ProfileReader> readers;
+  readers.push_back(kineto_reader());
+  readers.push_back(nsys_sqlite_reader());
+  readers.push_back(rocprof_v1_db_reader());
+  readers.push_back(nsys_csv_reader());
+  readers.push_back(rocprof_csv_reader());
+  readers.push_back(rocprof_v1_reader());
+  readers.push_back(rocprof_json_reader());
+  readers.push_back(rocprof_v2_reader());
   return readers;
 }
 

@@ -1,13 +1,8 @@
 #include "perflow/visualizer/timeline.hpp"
 
-#include <unistd.h>
-
+#include <algorithm>
 #include <cstddef>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
-#include <map>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -18,124 +13,12 @@
 #include <gtest/gtest.h>
 
 #include "perflow/core/error.hpp"
-#include "perflow/parallel/schedule_registry.hpp"
-#include "perflow/simulator/simulate.hpp"
+#include "render_helpers.hpp"
 
 namespace perflow::visualizer {
 namespace {
 
-// The palette as cairo writes it: `fill:rgb(R%,G%,B%)` with up to 6 decimals.
-constexpr std::string_view kForward = "rgb(0%,44.705882%,69.803922%)";   // #0072B2
-constexpr std::string_view kBackward = "rgb(90.196078%,62.352941%,0%)";  // #E69F00
-constexpr std::string_view kWeight = "rgb(0%,61.960784%,45.098039%)";    // #009E73
-constexpr std::string_view kFused = "rgb(80%,47.45098%,65.490196%)";     // #CC79A7
-
-struct Simulated {
-  EventGraph graph;
-  simulator::SimulationResult result;
-
-  [[nodiscard]] std::string svg(const TimelineOptions& options = {}) const {
-    return render_timeline_svg(graph, result.trace, result.metrics, options);
-  }
-};
-
-Simulated run_schedule(std::string schedule, std::uint32_t stages, std::uint32_t microbatches,
-                       bool split_backward = false) {
-  parallel::PipelineSpec spec;
-  spec.schedule = std::move(schedule);
-  spec.stages = stages;
-  spec.microbatches = microbatches;
-  spec.split_backward = split_backward;
-  const parallel::CostTable costs(parallel::TaskCosts{1000, 1500, 500, 1.0, 0.5});
-  Simulated run{parallel::build_schedule(spec, costs), {}};
-  run.result = simulator::simulate(run.graph);
-  return run;
-}
-
-/// One device running `tasks` back to back, in the given order.
-Simulated run_program(const std::vector<TaskSpec>& tasks) {
-  EventGraphBuilder builder(1);
-  for (const TaskSpec& spec : tasks) builder.append_to_program(builder.add_task(spec));
-  Simulated run{std::move(builder).freeze(), {}};
-  run.result = simulator::simulate(run.graph);
-  return run;
-}
-
-TaskSpec task(TaskKind kind, std::uint32_t microbatch, std::uint32_t chunk, TimeNs duration) {
-  return TaskSpec{kind, DeviceId{0}, StageId{0}, microbatch, chunk, duration, 0.0};
-}
-
-std::size_t count(std::string_view haystack, std::string_view needle) {
-  std::size_t n = 0;
-  for (std::size_t pos = haystack.find(needle); pos != std::string_view::npos;
-       pos = haystack.find(needle, pos + needle.size())) {
-    ++n;
-  }
-  return n;
-}
-
-/// Filled shapes per fill colour: cairo writes every fill as one `<path ...fill:rgb(..);`
-/// line (text is drawn as `<use>` glyphs inside a `<g>`, so it is not counted).
-std::map<std::string, std::size_t> fills_by_colour(const std::string& svg) {
-  std::map<std::string, std::size_t> fills;
-  std::istringstream lines(svg);
-  for (std::string line; std::getline(lines, line);) {
-    if (!line.starts_with("<path")) continue;
-    const std::size_t at = line.find("fill:rgb(");
-    if (at == std::string::npos) continue;
-    const std::size_t begin = at + 5;
-    ++fills[line.substr(begin, line.find(')', begin) + 1 - begin)];
-  }
-  return fills;
-}
-
-std::size_t fills_of(const std::string& svg, std::string_view colour) {
-  const auto fills = fills_by_colour(svg);
-  const auto it = fills.find(std::string(colour));
-  return it == fills.end() ? 0 : it->second;
-}
-
-/// The document's height attribute, in points.
-double height_of(const std::string& svg) {
-  const std::size_t at = svg.find("height=\"");
-  EXPECT_NE(at, std::string::npos);
-  return std::stod(svg.substr(at + 8));
-}
-
-std::string read_bytes(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-/// A fresh, empty directory for one test, removed afterwards.
-class TempDir {
- public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = std::filesystem::temp_directory_path() /
-            fmt::format("perflow_timeline_{}_{}", info->name(), static_cast<long>(::getpid()));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-  [[nodiscard]] std::vector<std::string> entries() const {
-    std::vector<std::string> names;
-    for (const auto& entry : std::filesystem::directory_iterator(path_)) {
-      names.push_back(entry.path().filename().string());
-    }
-    return names;
-  }
-
- private:
-  std::filesystem::path path_;
-};
+using namespace test_support;
 
 TEST(Timeline, RendersAnSvgDocumentOfTheRequestedWidth) {
   const Simulated run = run_schedule("1f1b", 4, 8);
@@ -306,6 +189,250 @@ TEST(Timeline, RejectsBadOptionsAndMismatchedTraces) {
   truncated.finish.pop_back();
   EXPECT_THROW((void)render_timeline_svg(run.graph, truncated, run.result.metrics, {}),
                std::invalid_argument);
+}
+
+// ---------------------------------------------------------------------------------------
+// Lanes, labels, legend
+
+TEST(Timeline, StreamLanesSitUnderTheirDevice) {
+  const Simulated run = run_with_streams();
+  const std::string svg = run.svg();
+  // Rows top to bottom: dev 0, send 0>1, dev 1, send 1>0 (lane ids are 0, 1, 3, 2).
+  // The legend's swatch first, then the boxes row by row.
+  const auto forward = boxes_of(svg, kForward);  // swatch, F0.0 on dev 0, F0.0 on dev 1
+  const auto sends = boxes_of(svg, kSend);       // swatch, send 0>1, send 1>0
+  ASSERT_EQ(forward.size(), 3u);
+  ASSERT_EQ(sends.size(), 3u);
+  const double dev0 = forward[1].y0;
+  const double dev1 = forward[2].y0;
+  EXPECT_LT(dev0, sends[1].y0);
+  EXPECT_LT(sends[1].y0, dev1);
+  EXPECT_GT(sends[2].y0, dev1);
+  // A stream's row is shorter than a compute row.
+  EXPECT_LT(sends[1].y1 - sends[1].y0, forward[1].y1 - forward[1].y0);
+  // Each send starts where its producer ends and its consumer starts after it.
+  EXPECT_DOUBLE_EQ(sends[1].x0, forward[1].x1);
+  EXPECT_DOUBLE_EQ(forward[2].x0, sends[1].x1);
+}
+
+TEST(Timeline, NewKindsAppearInTheLegendOnlyWhenPresent) {
+  const std::string with_sends = run_with_streams().svg();
+  EXPECT_EQ(fills_of(with_sends, kSend), 2u + 1u);  // two transfers and the legend swatch
+  const std::string without = run_schedule("1f1b", 2, 2).svg();
+  EXPECT_EQ(fills_of(without, kSend), 0u);
+}
+
+TEST(Timeline, DeviceLabelsFollowTheDeviceNames) {
+  const Simulated run = run_schedule("1f1b", 2, 2);
+  TimelineOptions options;
+  const std::string plain = run.svg(options);
+  options.device_labels = {"H100", "A100"};
+  const std::string labelled = run.svg(options);
+  EXPECT_EQ(count(labelled, "<use "), count(plain, "<use ") + 8);  // "H100", "A100"
+  // The label column widens: the plot (and its first box) moves right.
+  EXPECT_GT(boxes_of(labelled, kForward)[0].x0, boxes_of(plain, kForward)[0].x0);
+  // Fewer labels than devices, or empty ones, are fine.
+  options.device_labels = {"", "A100"};
+  EXPECT_EQ(count(run.svg(options), "<use "), count(plain, "<use ") + 4);
+}
+
+// ---------------------------------------------------------------------------------------
+// Critical path and arrows
+
+TEST(Timeline, CriticalPathIsOutlinedOnRequest) {
+  const Simulated run = run_schedule("1f1b", 4, 4);
+  TimelineOptions options;
+  EXPECT_EQ(count(run.svg(options), kHighlight), 0u);
+  options.critical_path = true;
+  const std::string svg = run.svg(options);
+  // The legend's swatch, one stroked path of outlines (a rectangle per task on the path),
+  // one of lane changes.
+  const auto strokes = lines_with(svg, fmt::format("stroke:{}", kHighlight));
+  ASSERT_EQ(strokes.size(), 3u);
+  EXPECT_EQ(count(strokes[1], " Z "), run.result.metrics.critical_path.size());
+}
+
+TEST(Timeline, DependenceArrowsBetweenDevices) {
+  const Simulated run = run_schedule("1f1b", 4, 4);
+  std::size_t cross = 0;
+  for (std::uint32_t u = 0; u < run.graph.task_count(); ++u) {
+    for (const Adjacent& s : run.graph.successors(TaskId{u})) {
+      cross +=
+          s.kind() == EdgeKind::Data && run.graph.device(s.task()) != run.graph.device(TaskId{u});
+    }
+  }
+  ASSERT_EQ(cross, 2u * 3u * 4u);  // F and B across each of 3 boundaries, 4 microbatches
+  TimelineOptions options;
+  options.dependency_arrows = true;
+  const std::string svg = run.svg(options);
+  // The legend's sample, then one stroked path of shafts (a move per arrow).
+  const auto strokes = lines_with(svg, "stroke-opacity:0.55");
+  ASSERT_EQ(strokes.size(), 2u);
+  EXPECT_EQ(count(strokes[1], "M "), cross);
+  // And one filled path of heads (three vertices each), after the legend's.
+  const auto heads = lines_with(svg, "fill-opacity:0.55");
+  ASSERT_EQ(heads.size(), 2u);
+  EXPECT_EQ(vertices_of(heads[1]).size(), 3 * cross + 1);  // and a move after the last
+  // Too many to draw: nothing drawn, and the legend says so (more glyphs, no arrows).
+  options.max_arrows = cross - 1;
+  const std::string capped = run.svg(options);
+  EXPECT_EQ(capped.find("stroke-opacity:0.55"), std::string::npos);
+  EXPECT_GT(count(capped, "<use "), count(run.svg(), "<use "));
+}
+
+TEST(Timeline, ArrowsLeaveStreamsForTheirConsumers) {
+  const Simulated run = run_with_streams();
+  TimelineOptions options;
+  options.dependency_arrows = true;
+  const auto strokes = lines_with(run.svg(options), "stroke-opacity:0.55");
+  ASSERT_EQ(strokes.size(), 2u);
+  // send 0>1 -> F on dev 1, send 1>0 -> BW on dev 0: the only cross-device dependences.
+  EXPECT_EQ(count(strokes[1], "M "), 2u);
+}
+
+// ---------------------------------------------------------------------------------------
+// Memory chart
+
+TEST(Timeline, MemoryChartAddsAStripPerDevice) {
+  const Simulated run = run_schedule("1f1b", 4, 8);
+  TimelineOptions options;
+  const std::string plain = run.svg(options);
+  options.memory_chart = true;
+  const std::string chart = run.svg(options);
+  EXPECT_GT(height_of(chart), height_of(plain) + 4 * 36.0);
+  // One activation area per device, plus the heading's swatch.
+  EXPECT_EQ(fills_of(chart, kActivations), 4u + 1u);
+  EXPECT_EQ(count(chart, kHighlight), 0u);  // no capacity known: no capacity line
+
+  options.memory_capacity = {8, 8, 0, 8};
+  options.static_memory = {1, 1, 1, 1};
+  const std::string capped = run.svg(options);
+  // Three capacity lines plus the heading's sample; the device without one has none.
+  EXPECT_EQ(count(capped, fmt::format("stroke:{}", kHighlight)), 3u + 1u);
+  EXPECT_EQ(height_of(capped), height_of(chart));
+}
+
+TEST(Timeline, MemoryChartStepsFollowTheActivations) {
+  // F allocates 2 for 1000 ns, W frees it: one step up and one down.
+  const Simulated run =
+      run_program({task(TaskKind::F, 0, 0, 1000, 2.0), task(TaskKind::W, 0, 0, 1000, -2.0)});
+  TimelineOptions options;
+  options.memory_chart = true;
+  const std::string svg = run.svg(options);
+  const auto fills = lines_with(svg, fmt::format("fill:{};", kActivations));
+  ASSERT_EQ(fills.size(), 2u);  // the heading's sample, then the device's area
+  // Up to 2 at 0, held while both tasks run, down at the end (2000 ns, the right edge): a
+  // rectangle the width of the plot, from the strip's floor to the value's height.
+  const auto area = vertices_of(fills[1]);
+  double left = 1e9, right = -1e9;
+  std::vector<double> heights;
+  for (const auto& [x, y] : area) {
+    left = std::min(left, x);
+    right = std::max(right, x);
+    if (std::find(heights.begin(), heights.end(), y) == heights.end()) heights.push_back(y);
+  }
+  EXPECT_EQ(heights.size(), 2u) << fills[1];
+  const auto forward = boxes_of(svg, kForward);  // the legend's swatch, then the box
+  ASSERT_EQ(forward.size(), 2u);
+  EXPECT_DOUBLE_EQ(left, forward[1].x0);
+  EXPECT_GT(right, forward[1].x1);
+}
+
+// ---------------------------------------------------------------------------------------
+// Formats
+
+TEST(Timeline, PngHasTheBoxesInTheirColours) {
+  const Simulated run = run_schedule("1f1b", 2, 3, true);
+  TimelineOptions options;
+  options.png_scale = 2;
+  const std::string svg = run.svg(options);
+  const Pixels png = decode_png(run.render(ImageFormat::Png, options));
+  ASSERT_GT(png.width, 0);
+  EXPECT_EQ(png.width, static_cast<int>(options.width * 2));
+  EXPECT_EQ(png.height, static_cast<int>(height_of(svg) * 2));
+  // Sample each box from the SVG just inside its top-left corner (clear of its label).
+  const std::vector<std::pair<std::string_view, std::uint32_t>> kinds = {
+      {kForward, 0x0072B2}, {kBackward, 0xE69F00}, {kWeight, 0x009E73}};
+  std::size_t sampled = 0;
+  for (const auto& [colour, hex] : kinds) {
+    for (const Box& box : boxes_of(svg, colour)) {
+      EXPECT_EQ(png.at((box.x0 + 1.5) * 2, (box.y0 + 1.5) * 2), hex) << colour;
+      ++sampled;
+    }
+  }
+  EXPECT_EQ(sampled, 3u * (2u * 3u + 1u));
+  // Mostly white, and idle time stays the row's grey, never a kind's colour.
+  std::size_t white = 0;
+  for (const std::uint32_t p : png.rgb) white += p == 0xFFFFFF;
+  EXPECT_GT(white, png.rgb.size() / 3);
+}
+
+TEST(Timeline, PngScaleShrinksHugePages) {
+  const Simulated run = run_schedule("1f1b", 2, 2);
+  TimelineOptions options;
+  options.width = 40000;  // 2x would be 80000 pixels: over cairo's limit
+  const Pixels png = decode_png(run.render(ImageFormat::Png, options));
+  EXPECT_LE(png.width, 32767);
+  EXPECT_GT(png.width, 20000);
+}
+
+TEST(Timeline, PdfIsAPdfAndDeterministic) {
+  const Simulated run = run_schedule("1f1b", 2, 2);
+  const std::string pdf = run.render(ImageFormat::Pdf);
+  EXPECT_TRUE(pdf.starts_with("%PDF-"));
+  EXPECT_NE(pdf.find("%%EOF"), std::string::npos);
+  EXPECT_EQ(pdf.find("CreationDate"), std::string::npos);
+  EXPECT_EQ(pdf, run.render(ImageFormat::Pdf));
+  EXPECT_EQ(run.render(ImageFormat::Png), run.render(ImageFormat::Png));
+}
+
+TEST(Timeline, WriteChoosesTheFormatByExtension) {
+  const Simulated run = run_schedule("1f1b", 2, 2);
+  const TempDir dir;
+  const auto write = [&](const std::string& name) {
+    write_timeline(dir.path() / name, run.graph, run.result.trace, run.result.metrics, {});
+    return read_bytes(dir.path() / name);
+  };
+  EXPECT_EQ(write("a.svg"), run.svg());
+  EXPECT_TRUE(write("b.png").starts_with("\x89PNG"));
+  EXPECT_TRUE(write("c.pdf").starts_with("%PDF-"));
+  EXPECT_TRUE(write("d.SVG").starts_with("<?xml"));
+}
+
+TEST(Timeline, UnknownExtensionIsAnErrorNamingPathAndFormats) {
+  const Simulated run = run_schedule("1f1b", 2, 2);
+  const TempDir dir;
+  for (const std::string name : {"timeline.jpg", "timeline", "timeline.svg.tmp"}) {
+    try {
+      write_timeline(dir.path() / name, run.graph, run.result.trace, run.result.metrics, {});
+      ADD_FAILURE() << name;
+    } catch (const UnknownNameError& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find((dir.path() / name).string()), std::string::npos) << message;
+      EXPECT_NE(message.find(".svg, .png, .pdf"), std::string::npos) << message;
+    }
+  }
+  EXPECT_TRUE(dir.entries().empty());
+  EXPECT_EQ(image_format_of("x.Png"), ImageFormat::Png);
+  EXPECT_EQ(image_formats().size(), 3u);
+}
+
+TEST(Timeline, UnwritablePathThrowsForEveryFormat) {
+  const Simulated run = run_schedule("1f1b", 2, 2);
+  const TempDir dir;
+  for (const std::string name : {"t.svg", "t.png", "t.pdf"}) {
+    EXPECT_THROW(write_timeline(dir.path() / "missing" / name, run.graph, run.result.trace,
+                                run.result.metrics, {}),
+                 IoError);
+  }
+  EXPECT_TRUE(dir.entries().empty());
+}
+
+TEST(Timeline, RejectsBadPngScale) {
+  const Simulated run = run_schedule("1f1b", 2, 2);
+  TimelineOptions options;
+  options.png_scale = 0;
+  EXPECT_THROW((void)run.render(ImageFormat::Png, options), std::invalid_argument);
 }
 
 }  // namespace

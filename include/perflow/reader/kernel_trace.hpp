@@ -39,7 +39,7 @@ struct GpuOp {
   std::uint64_t stream = 0;  ///< stream (CUDA) or queue (ROCm) id
   TimeNs start = 0;
   TimeNs end = 0;
-  std::uint32_t name = 0;  ///< into KernelTrace::names
+  std::uint32_t name = 0;                      ///< into KernelTrace::names
   std::uint64_t correlation = kNoCorrelation;  ///< links the op to its launch
   std::int64_t bytes = -1;                     ///< -1: unknown
 };
@@ -71,13 +71,13 @@ struct Range {
 
 /// The normalized profile of one rank, whatever format it came from.
 struct KernelTrace {
-  std::string path;    ///< the file it was read from
-  std::string format;  ///< the reader's name, e.g. "kineto", "nsys-sqlite", "rocprofv3-csv"
+  std::string path;        ///< the file it was read from
+  std::string format;      ///< the reader's name, e.g. "kineto", "nsys-sqlite", "rocprofv3-csv"
   std::int64_t rank = -1;  ///< -1: the file does not say
   std::int64_t world_size = -1;
   std::string device_name;  ///< e.g. "NVIDIA A100-SXM4-80GB"; empty if unknown
   NameTable names;
-  std::vector<GpuOp> ops;  ///< sorted by (start, end, device, stream)
+  std::vector<GpuOp> ops;        ///< sorted by (start, end, device, stream)
   std::vector<Launch> launches;  ///< sorted by start
   std::vector<Range> ranges;     ///< sorted by (start, depth)
 };

@@ -18,5 +18,9 @@ enum ExitCode : int {
 void add_simulate_command(CLI::App& app);
 void add_schedules_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
+void add_costs_command(CLI::App& app);
+void add_measured_command(CLI::App& app);
+void add_compare_measured_command(CLI::App& app);
+void add_compare_command(CLI::App& app);
 
 }  // namespace perflow::cli::detail

@@ -1,0 +1,137 @@
+#include <algorithm>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "detail/commands.hpp"
+#include "detail/device_display.hpp"
+#include "perflow/cli/config.hpp"
+#include "perflow/cli/summary.hpp"
+#include "perflow/core/atomic_file.hpp"
+#include "perflow/core/units.hpp"
+#include "perflow/simulator/simulate.hpp"
+#include "perflow/visualizer/comparison.hpp"
+
+namespace perflow::cli::detail {
+namespace {
+
+struct CompareOptions {
+  std::vector<std::string> configs;
+  std::string output;
+  std::string format = "text";
+};
+
+/// One config, simulated.
+struct Run {
+  std::string file;
+  Config config;
+  EventGraph graph;
+  simulator::SimulationResult result;
+  double peak_memory = 0;        // activations, the largest over devices
+  double peak_total_memory = 0;  // with static memory
+  bool out_of_memory = false;
+};
+
+nlohmann::json to_json(const Run& run) {
+  const parallel::PipelineSpec& p = run.config.pipeline;
+  const simulator::Metrics& m = run.result.metrics;
+  return {{"config", run.file},
+          {"description", run.config.description},
+          {"schedule", p.schedule},
+          {"stages", p.stages},
+          {"microbatches", p.microbatches},
+          {"chunks", p.chunks},
+          {"split_backward", p.split_backward},
+          {"tasks", run.graph.task_count()},
+          {"makespan_ns", m.makespan},
+          {"bubble_ratio", m.bubble_ratio},
+          {"peak_memory", run.peak_memory},
+          {"peak_total_memory", run.peak_total_memory},
+          {"out_of_memory", run.out_of_memory}};
+}
+
+std::string format_table(const std::deque<Run>& runs) {
+  std::size_t file_width = 6;
+  std::size_t run_width = 3;
+  std::vector<std::string> descriptions;
+  for (const Run& run : runs) {
+    descriptions.push_back(describe_run(run.config, run.graph));
+    file_width = std::max(file_width, run.file.size());
+    run_width = std::max(run_width, descriptions.back().size());
+  }
+  std::string out =
+      fmt::format("{:<{}}  {:<{}}  {:>12}  {:>8}  {:>11}  {:>11}\n", "config", file_width, "run",
+                  run_width, "makespan", "bubble%", "peak memory", "total peak");
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const Run& run = runs[i];
+    out += fmt::format(
+        "{:<{}}  {:<{}}  {:>12}  {:>7.2f}%  {:>11}  {:>11}{}\n", run.file, file_width,
+        descriptions[i], run_width, format_duration(run.result.metrics.makespan),
+        run.result.metrics.bubble_ratio * 100, format_memory(run.peak_memory),
+        format_memory(run.peak_total_memory), run.out_of_memory ? "  OUT OF MEMORY" : "");
+  }
+  return out;
+}
+
+void run_compare(const CompareOptions& options) {
+  // An output the renderer cannot write is a usage error, found before any work.
+  if (!options.output.empty()) (void)visualizer::image_format_of(options.output);
+
+  std::deque<Run> runs;  // stable addresses: the comparison refers into them
+  for (const std::string& file : options.configs) {
+    Run& run = runs.emplace_back();
+    run.file = file;
+    run.config = load_config(file);
+    run.graph = build_graph(run.config);
+    run.result = simulator::simulate(run.graph, run.config.simulation);
+    for (const simulator::DeviceMetrics& d : run.result.metrics.devices) {
+      const DeviceMemory memory = device_memory(run.config, d);
+      run.peak_memory = std::max(run.peak_memory, d.peak_memory);
+      run.peak_total_memory = std::max(run.peak_total_memory, memory.total);
+      run.out_of_memory = run.out_of_memory || memory.out_of_memory;
+    }
+  }
+
+  if (!options.output.empty()) {
+    std::vector<visualizer::ComparedRun> compared;
+    for (const Run& run : runs) {
+      compared.push_back({run.file, describe_run(run.config, run.graph), run.graph,
+                          run.result.trace, run.result.metrics,
+                          device_display(run.config, run.graph.device_count()).labels});
+    }
+    visualizer::write_comparison(options.output, compared, {});
+  }
+
+  if (options.format == "json") {
+    nlohmann::json list = nlohmann::json::array();
+    for (const Run& run : runs) list.push_back(to_json(run));
+    fmt::print("{}\n", nlohmann::json{{"runs", list}}.dump(1));
+  } else {
+    fmt::print("{}", format_table(runs));
+    if (!options.output.empty()) fmt::print("comparison written to {}\n", options.output);
+  }
+}
+
+}  // namespace
+
+void add_compare_command(CLI::App& app) {
+  auto options = std::make_shared<CompareOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "compare",
+      "Simulate several configs and compare them: stacked timelines on one time scale and bars "
+      "of makespan, bubble ratio and peak memory");
+  cmd->add_option("configs", options->configs, "Config files (JSON)")->required();
+  cmd->add_option("-o,--output", options->output,
+                  "Write the comparison to this file; its extension picks the format: .svg, "
+                  ".png or .pdf");
+  cmd->add_option("--format", options->format,
+                  "Standard output: a text table or the numbers as JSON")
+      ->check(CLI::IsMember({"text", "json"}));
+  cmd->callback([options] { run_compare(*options); });
+}
+
+}  // namespace perflow::cli::detail

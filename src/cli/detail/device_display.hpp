@@ -1,0 +1,21 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "perflow/cli/config.hpp"
+
+namespace perflow::cli::detail {
+
+/// What the pictures show per device, as the config says: its GPU type (empty when none is
+/// placed), the memory its stage holds throughout, and its capacity (0 when unknown).
+struct DeviceDisplay {
+  std::vector<std::string> labels;
+  std::vector<double> static_memory;
+  std::vector<double> capacity;
+};
+
+DeviceDisplay device_display(const Config& config, std::uint32_t devices);
+
+}  // namespace perflow::cli::detail

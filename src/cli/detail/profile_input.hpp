@@ -1,0 +1,58 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "perflow/core/time.hpp"
+#include "perflow/reader/cost_extraction.hpp"
+
+namespace perflow::cli::detail {
+
+/// The options every command that reads profiles takes: PROFILE..., --preset | --pattern,
+/// --rank-stage R=S.
+struct ProfileOptions {
+  std::vector<std::string> profiles;
+  std::string preset;
+  std::string pattern;
+  std::vector<std::string> rank_stage;
+};
+
+void add_profile_options(CLI::App& command, ProfileOptions& options);
+
+/// Profiles read and measured.
+struct Measurement {
+  reader::ExtractedCosts costs;
+  /// How the markers were chosen: "--preset ddp", "--pattern '...'", or "ddp (detected: the
+  /// preset matching the most ranges)".
+  std::string marker_choice;
+};
+
+/// Reads every profile (read_profile picks the format), picks the markers (the preset or
+/// pattern given; otherwise the preset that matches the most ranges, ties to the first
+/// listed) and extracts the costs. Errors name the file.
+Measurement measure_profiles(const ProfileOptions& options);
+
+/// The measured step of one iteration: from its first task's first op to its last task's
+/// last op over all profiles (ranks' clocks are not aligned: skew adds to it).
+struct MeasuredStep {
+  std::int64_t iteration = -1;  ///< ProfilerStep number; -1: no steps
+  bool warmup = false;
+  TimeNs time = 0;
+};
+std::vector<MeasuredStep> measured_steps(const reader::ExtractedCosts& costs);
+
+/// The lower median of the steady steps' times (every step's when all are warm-up).
+TimeNs median_step_time(const std::vector<MeasuredStep>& steps);
+
+/// Per stage (index = stage): its busy time in one iteration, summed over its tasks, the
+/// lower median over its profiles and steady iterations; -1 for a stage not measured.
+std::vector<TimeNs> measured_stage_busy(const reader::ExtractedCosts& costs);
+
+/// An exact duration for a config: "1315us", "2.5us", "1234.567us" (decimal microseconds,
+/// which the config reads back exactly).
+std::string exact_duration(TimeNs ns);
+
+}  // namespace perflow::cli::detail

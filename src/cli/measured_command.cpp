@@ -1,0 +1,77 @@
+// `perflow measured PROFILE... --svg measured.svg`: the measured execution drawn with the
+// simulator's visualizer.
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "detail/commands.hpp"
+#include "detail/profile_input.hpp"
+#include "perflow/reader/measured_timeline.hpp"
+#include "perflow/simulator/metrics.hpp"
+#include "perflow/visualizer/timeline.hpp"
+
+namespace perflow::cli::detail {
+namespace {
+
+struct MeasuredOptions {
+  ProfileOptions profiles;
+  std::string svg;
+};
+
+std::string iteration_name(const MeasuredStep& step) {
+  return step.iteration < 0 ? std::string("the profile")
+                            : fmt::format("ProfilerStep#{}", step.iteration);
+}
+
+void run_measured(const MeasuredOptions& options) {
+  const Measurement measurement = measure_profiles(options.profiles);
+  const reader::ExtractedCosts& costs = measurement.costs;
+  const reader::MeasuredTimeline timeline = reader::measured_timeline(costs);
+  const simulator::Metrics metrics =
+      simulator::compute_metrics(timeline.graph, timeline.trace, simulator::SimulationOptions{});
+  if (!options.svg.empty()) {
+    visualizer::TimelineOptions drawing;
+    drawing.title = "Measured execution";
+    drawing.subtitle = fmt::format("{} profile{}, {} tasks, markers {}", costs.profiles.size(),
+                                   costs.profiles.size() == 1 ? "" : "s",
+                                   timeline.graph.task_count(), costs.marker);
+    drawing.device_labels = timeline.device_labels;
+    visualizer::write_timeline(options.svg, timeline.graph, timeline.trace, metrics, drawing);
+  }
+
+  std::string out = fmt::format("markers: {}\n", measurement.marker_choice);
+  out += fmt::format("{} profile{}, {} measured tasks\n", costs.profiles.size(),
+                     costs.profiles.size() == 1 ? "" : "s", costs.tasks.size());
+  const std::vector<MeasuredStep> steps = measured_steps(costs);
+  for (const MeasuredStep& step : steps) {
+    out += fmt::format(
+        "  {}: step {} (first op of its first task to last op of its last "
+        "task){}\n",
+        iteration_name(step), format_duration(step.time), step.warmup ? ", warm-up" : "");
+  }
+  out += fmt::format("step time: {} (lower median over steady iterations)\n",
+                     format_duration(median_step_time(steps)));
+  const std::vector<TimeNs> busy = measured_stage_busy(costs);
+  for (std::size_t s = 0; s < busy.size(); ++s) {
+    if (busy[s] >= 0) {
+      out += fmt::format("  stage {}: busy {} per iteration\n", s, format_duration(busy[s]));
+    }
+  }
+  if (!options.svg.empty()) out += fmt::format("timeline written to {}\n", options.svg);
+  fmt::print("{}", out);
+}
+
+}  // namespace
+
+void add_measured_command(CLI::App& app) {
+  auto options = std::make_shared<MeasuredOptions>();
+  CLI::App* cmd =
+      app.add_subcommand("measured", "Draw the execution measured in GPU profiles as a timeline");
+  add_profile_options(*cmd, options->profiles);
+  cmd->add_option("--svg", options->svg,
+                  "Write the measured timeline to this file (.svg, .png or .pdf)");
+  cmd->callback([options] { run_measured(*options); });
+}
+
+}  // namespace perflow::cli::detail

@@ -1,0 +1,201 @@
+// Reading profiles for `perflow costs`, `measured` and `compare-measured`: the shared
+// options, the choice of markers, and the measured step and stage times.
+#include "detail/profile_input.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <optional>
+#include <tuple>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "perflow/core/error.hpp"
+#include "perflow/reader/markers.hpp"
+#include "perflow/reader/profile_reader.hpp"
+
+namespace perflow::cli::detail {
+namespace {
+
+std::optional<std::int64_t> parse_whole(std::string_view text) {
+  std::int64_t value = 0;
+  const char* const end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end || value < 0) return std::nullopt;
+  return value;
+}
+
+std::map<std::int64_t, std::uint32_t> parse_rank_stages(const std::vector<std::string>& items) {
+  std::map<std::int64_t, std::uint32_t> out;
+  for (const std::string& item : items) {
+    const std::size_t eq = item.find('=');
+    const auto rank = parse_whole(std::string_view(item).substr(0, eq));
+    const auto stage =
+        eq == std::string::npos ? std::nullopt : parse_whole(std::string_view(item).substr(eq + 1));
+    if (!rank || !stage || *stage > 65535) {
+      throw Error(
+          fmt::format("--rank-stage '{}': expected RANK=STAGE (whole numbers, stage "
+                      "below 65536), e.g. 3=1",
+                      item));
+    }
+    if (!out.emplace(*rank, static_cast<std::uint32_t>(*stage)).second) {
+      throw Error(fmt::format("--rank-stage '{}': rank {} is given twice", item, *rank));
+    }
+  }
+  return out;
+}
+
+std::size_t count_matches(const std::vector<reader::KernelTrace>& traces,
+                          const reader::MarkerClassifier& classifier) {
+  std::size_t matched = 0;
+  for (const reader::KernelTrace& trace : traces) {
+    std::vector<std::size_t> per_name(trace.names.size(), 0);
+    for (const reader::Range& range : trace.ranges) ++per_name[range.name];
+    for (std::size_t name = 0; name < per_name.size(); ++name) {
+      if (per_name[name] > 0 &&
+          classifier.classify(trace.names[static_cast<std::uint32_t>(name)])) {
+        matched += per_name[name];
+      }
+    }
+  }
+  return matched;
+}
+
+}  // namespace
+
+void add_profile_options(CLI::App& command, ProfileOptions& options) {
+  command
+      .add_option("profiles", options.profiles,
+                  "Profiles, one per rank: PyTorch profiler (Kineto) JSON, Nsight Systems "
+                  "SQLite or CSV, rocprof CSV/JSON")
+      ->required();
+  std::string presets;
+  for (const reader::MarkerPreset& preset : reader::marker_presets()) {
+    presets += fmt::format("{}{}", presets.empty() ? "" : ", ", preset.name);
+  }
+  CLI::Option* preset =
+      command.add_option("--preset", options.preset,
+                         "Marker preset (" + presets + "); default: the one matching most ranges");
+  CLI::Option* pattern = command.add_option(
+      "--pattern", options.pattern,
+      "Regular expression with named captures (?<kind>..) and optional (?<stage>..) "
+      "(?<mb>..) (?<chunk>..)");
+  preset->excludes(pattern);
+  // One value per flag (or a comma-separated list), so that profiles after it stay
+  // positional.
+  command
+      .add_option("--rank-stage", options.rank_stage,
+                  "RANK=STAGE: the pipeline stage a rank ran (repeatable, or comma-separated; "
+                  "default: the marker's stage, else the rank)")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->delimiter(',')
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
+Measurement measure_profiles(const ProfileOptions& options) {
+  reader::ExtractionOptions extraction;
+  extraction.rank_stage = parse_rank_stages(options.rank_stage);
+  // An unknown preset or a bad pattern fails before any file is read.
+  std::optional<reader::MarkerClassifier> classifier;
+  Measurement out;
+  if (!options.pattern.empty()) {
+    classifier = reader::MarkerClassifier::pattern(options.pattern);
+    out.marker_choice = fmt::format("--pattern '{}'", options.pattern);
+  } else if (!options.preset.empty()) {
+    classifier = reader::MarkerClassifier::preset(options.preset);
+    out.marker_choice = "--preset " + options.preset;
+  }
+  std::vector<reader::KernelTrace> traces;
+  traces.reserve(options.profiles.size());
+  for (const std::string& path : options.profiles) traces.push_back(reader::read_profile(path));
+  if (!classifier) {
+    std::size_t best = 0;
+    for (const reader::MarkerPreset& preset : reader::marker_presets()) {
+      reader::MarkerClassifier candidate = reader::MarkerClassifier::preset(preset.name);
+      const std::size_t matched = count_matches(traces, candidate);
+      if (matched > best) {
+        best = matched;
+        classifier = std::move(candidate);
+      }
+    }
+    if (!classifier) {
+      std::vector<std::string> names;
+      for (const reader::MarkerPreset& preset : reader::marker_presets()) {
+        names.emplace_back(preset.name);
+      }
+      throw Error(
+          fmt::format("{}: no range matched any marker preset ({}); name the ranges "
+                      "to use with --pattern",
+                      fmt::join(options.profiles, ", "), fmt::join(names, ", ")));
+    }
+    out.marker_choice = fmt::format("{} (detected: the preset matching the most ranges, {})",
+                                    classifier->name(), best);
+  }
+  out.costs = reader::extract_costs(traces, *classifier, extraction);
+  return out;
+}
+
+std::vector<MeasuredStep> measured_steps(const reader::ExtractedCosts& costs) {
+  std::map<std::int64_t, MeasuredStep> steps;
+  std::map<std::int64_t, std::pair<TimeNs, TimeNs>> spans;
+  for (const reader::MeasuredTask& task : costs.tasks) {
+    MeasuredStep& step = steps[task.iteration];
+    step.iteration = task.iteration;
+    step.warmup = step.warmup || task.warmup;
+    auto [it, inserted] =
+        spans.try_emplace(task.iteration, std::pair{task.first_start, task.last_end});
+    if (!inserted) {
+      it->second.first = std::min(it->second.first, task.first_start);
+      it->second.second = std::max(it->second.second, task.last_end);
+    }
+  }
+  std::vector<MeasuredStep> out;
+  for (auto& [iteration, step] : steps) {
+    step.time = spans[iteration].second - spans[iteration].first;
+    out.push_back(step);
+  }
+  return out;
+}
+
+TimeNs median_step_time(const std::vector<MeasuredStep>& steps) {
+  std::vector<TimeNs> times;
+  for (const MeasuredStep& step : steps) {
+    if (!step.warmup) times.push_back(step.time);
+  }
+  if (times.empty()) {
+    for (const MeasuredStep& step : steps) times.push_back(step.time);
+  }
+  if (times.empty()) return 0;
+  std::sort(times.begin(), times.end());
+  return times[(times.size() - 1) / 2];
+}
+
+std::vector<TimeNs> measured_stage_busy(const reader::ExtractedCosts& costs) {
+  // (stage, profile, iteration) -> busy summed over its tasks.
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::int64_t>, TimeNs> sums;
+  for (const reader::MeasuredTask& task : costs.tasks) {
+    if (!task.warmup) sums[{task.stage, task.profile, task.iteration}] += task.busy;
+  }
+  std::vector<std::vector<TimeNs>> per_stage(costs.stage_count);
+  for (const auto& [key, busy] : sums) per_stage[std::get<0>(key)].push_back(busy);
+  std::vector<TimeNs> out(costs.stage_count, -1);
+  for (std::size_t s = 0; s < per_stage.size(); ++s) {
+    if (per_stage[s].empty()) continue;
+    std::sort(per_stage[s].begin(), per_stage[s].end());
+    out[s] = per_stage[s][(per_stage[s].size() - 1) / 2];
+  }
+  return out;
+}
+
+std::string exact_duration(TimeNs ns) {
+  const TimeNs whole = ns / 1000;
+  TimeNs fraction = ns % 1000;
+  if (fraction == 0) return fmt::format("{}us", whole);
+  std::string digits = fmt::format("{:03}", fraction);
+  while (digits.back() == '0') digits.pop_back();
+  return fmt::format("{}.{}us", whole, digits);
+}
+
+}  // namespace perflow::cli::detail

@@ -1,0 +1,49 @@
+#include "perflow/visualizer/memory_series.hpp"
+
+#include <algorithm>
+
+namespace perflow::visualizer {
+
+std::vector<MemoryPoint> activation_memory(const EventGraph& graph, const Trace& trace,
+                                           DeviceId device) {
+  std::vector<MemoryPoint> points{{0, 0.0}};
+  if (device.value >= trace.lane_count()) return points;
+  // Each task's change at its start (allocation) or finish (free), in execution order. A
+  // lane runs one task at a time, so these times only grow; a stable sort keeps a trace
+  // assembled by hand (with overlaps) in order too.
+  struct Change {
+    TimeNs time;
+    double delta;
+  };
+  std::vector<Change> changes;
+  const auto events = trace.events(device);
+  changes.reserve(events.size());
+  for (const TaskId t : events) {
+    const double delta = graph.memory_delta(t);
+    if (delta > 0) changes.push_back({trace.start_of(t), delta});
+    if (delta < 0) changes.push_back({trace.finish_of(t), delta});
+  }
+  if (!std::is_sorted(changes.begin(), changes.end(),
+                      [](const Change& a, const Change& b) { return a.time < b.time; })) {
+    std::stable_sort(changes.begin(), changes.end(),
+                     [](const Change& a, const Change& b) { return a.time < b.time; });
+  }
+  double value = 0;
+  for (const Change& change : changes) {
+    value += change.delta;
+    if (points.back().time == change.time) {
+      points.back().value = value;
+    } else if (value != points.back().value) {
+      points.push_back({change.time, value});
+    }
+  }
+  // Same-instant changes that cancel leave a point equal to its predecessor: drop it.
+  std::vector<MemoryPoint> steps;
+  steps.reserve(points.size());
+  for (const MemoryPoint& p : points) {
+    if (steps.empty() || p.value != steps.back().value) steps.push_back(p);
+  }
+  return steps;
+}
+
+}  // namespace perflow::visualizer

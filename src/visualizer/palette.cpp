@@ -1,0 +1,55 @@
+#include "detail/palette.hpp"
+
+#include <cmath>
+#include <cstddef>
+
+namespace perflow::visualizer::detail {
+namespace {
+
+// Okabe-Ito, indexed by TaskKind.
+constexpr std::array<Rgb, kTaskKindCount> kKindColour = {
+    from_hex(0x0072B2),  // F: blue
+    from_hex(0xE69F00),  // B: orange
+    from_hex(0x009E73),  // W: bluish green
+    from_hex(0xCC79A7),  // BW: reddish purple
+    from_hex(0x56B4E9),  // SEND: sky blue
+    from_hex(0xD55E00),  // ALLREDUCE: vermillion
+    from_hex(0x999999),  // OPT: grey
+};
+constexpr std::array<std::string_view, kTaskKindCount> kKindMeaning = {
+    "forward",  "backward (input)",         "backward (weight)", "backward (fused B+W)",
+    "transfer", "data-parallel all-reduce", "optimizer step"};
+
+double relative_luminance(Rgb c) {
+  const auto linear = [](double v) {
+    return v <= 0.04045 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4);
+  };
+  return 0.2126 * linear(c.r) + 0.7152 * linear(c.g) + 0.0722 * linear(c.b);
+}
+
+}  // namespace
+
+std::string_view kind_meaning(TaskKind kind) {
+  return kKindMeaning[static_cast<std::size_t>(kind)];
+}
+
+// Monotonic in the chunk, so "lighter = later chunk" reads at a glance (0.32, 0.49, 0.58, ...
+// of white).
+Rgb task_colour(TaskKind kind, std::uint32_t chunk) {
+  const Rgb base = kKindColour[static_cast<std::size_t>(kind)];
+  if (chunk == 0) return base;
+  const double white = 0.7 * (1.0 - std::pow(0.55, static_cast<double>(chunk)));
+  return Rgb{base.r + (1.0 - base.r) * white, base.g + (1.0 - base.g) * white,
+             base.b + (1.0 - base.b) * white};
+}
+
+Rgb label_ink(Rgb background) {
+  const double l = relative_luminance(background);
+  const double with_white = 1.05 / (l + 0.05);
+  const double with_dark = (l + 0.05) / (relative_luminance(kInk) + 0.05);
+  return with_white >= with_dark ? kWhite : kInk;
+}
+
+void set_colour(cairo_t* cr, Rgb c) { cairo_set_source_rgb(cr, c.r, c.g, c.b); }
+
+}  // namespace perflow::visualizer::detail
