@@ -127,8 +127,9 @@ Measurement measure_profiles(const ProfileOptions& options) {
       }
       throw Error(
           fmt::format("{}: no range matched any marker preset ({}); name the ranges "
-                      "to use with --pattern",
-                      fmt::join(options.profiles, ", "), fmt::join(names, ", ")));
+                      "to use with --pattern; {}",
+                      fmt::join(options.profiles, ", "), fmt::join(names, ", "),
+                      reader::most_frequent_range_names(traces)));
     }
     out.marker_choice = fmt::format("{} (detected: the preset matching the most ranges, {})",
                                     classifier->name(), best);

@@ -75,25 +75,13 @@ std::vector<Marked> classify_ranges(const KernelTrace& trace, const MarkerClassi
 [[noreturn]] void nothing_matched(std::span<const KernelTrace> traces,
                                   const MarkerClassifier& classifier) {
   std::vector<std::string> files;
-  std::map<std::string, std::size_t> counts;
-  for (const KernelTrace& trace : traces) {
-    files.push_back(trace.path);
-    for (const Range& range : trace.ranges) ++counts[trace.names[range.name]];
-  }
-  std::vector<std::pair<std::string, std::size_t>> common(counts.begin(), counts.end());
-  std::stable_sort(common.begin(), common.end(),
-                   [](const auto& a, const auto& b) { return a.second > b.second; });
-  std::string seen;
-  for (std::size_t i = 0; i < std::min<std::size_t>(common.size(), 5); ++i) {
-    seen += fmt::format("{}'{}' ({})", i == 0 ? "" : ", ", common[i].first, common[i].second);
-  }
+  for (const KernelTrace& trace : traces) files.push_back(trace.path);
   const std::string what =
       classifier.name() == "pattern"
           ? fmt::format("the pattern '{}'", classifier.description())
           : fmt::format("the '{}' markers ({})", classifier.name(), classifier.description());
   throw Error(fmt::format("{}: no range matched {}; {}", fmt::join(files, ", "), what,
-                          seen.empty() ? std::string("the profiles have no ranges at all")
-                                       : "most frequent range names: " + seen));
+                          most_frequent_range_names(traces)));
 }
 
 struct Step {
@@ -509,6 +497,22 @@ ExtractedCosts extract_costs(std::span<const KernelTrace> traces,
   }
   out.communication = communication_costs(traces);
   return out;
+}
+
+std::string most_frequent_range_names(std::span<const KernelTrace> traces, std::size_t count) {
+  std::map<std::string, std::size_t> counts;
+  for (const KernelTrace& trace : traces) {
+    for (const Range& range : trace.ranges) ++counts[trace.names[range.name]];
+  }
+  if (counts.empty()) return "the profiles have no ranges at all";
+  std::vector<std::pair<std::string, std::size_t>> common(counts.begin(), counts.end());
+  std::stable_sort(common.begin(), common.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string seen = "most frequent range names: ";
+  for (std::size_t i = 0; i < std::min(common.size(), count); ++i) {
+    seen += fmt::format("{}'{}' ({})", i == 0 ? "" : ", ", common[i].first, common[i].second);
+  }
+  return seen;
 }
 
 }  // namespace perflow::reader

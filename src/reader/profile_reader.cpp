@@ -3,6 +3,7 @@
 #include <array>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <zlib.h>
@@ -36,6 +37,25 @@ std::string read_head(const std::filesystem::path& path) {
   return head;
 }
 
+// Files users mistake for profiles: execution traces hold the host op graph, not GPU times.
+std::string not_a_profile(std::string_view head) {
+  if (head.substr(0, 32).find("\x0a\x06schema") != std::string_view::npos) {
+    return "found a Chakra execution trace (protobuf: a dependency graph with integer-us "
+           "durations, no devices or streams), not a GPU profile; give the PyTorch profiler "
+           "(Kineto) trace it was converted from";
+  }
+  const std::size_t open = head.find_first_not_of(" \t\r\n");
+  if (open != std::string_view::npos && head[open] == '{' &&
+      head.find("\"nodes\"") != std::string_view::npos &&
+      head.find("\"schema\"") != std::string_view::npos &&
+      head.find("\"traceEvents\"") == std::string_view::npos) {
+    return "found a PyTorch execution trace (ExecutionTraceObserver: the host op graph, no "
+           "GPU times), not a GPU profile; give the PyTorch profiler (Kineto) trace of the "
+           "same run";
+  }
+  return {};
+}
+
 }  // namespace
 
 std::span<const ProfileReader> profile_readers() {
@@ -55,9 +75,14 @@ KernelTrace read_profile(const std::filesystem::path& path) {
     if (reader.accepts(sniff)) return reader.read(path);
     known += fmt::format("{}{} ({})", known.empty() ? "" : ", ", reader.name, reader.description);
   }
+  if (head.empty()) {
+    throw ProfileError(path.string(), "", "expected a profile, found an empty file");
+  }
+  if (const std::string other = not_a_profile(head); !other.empty()) {
+    throw ProfileError(path.string(), "", "expected a profile, " + other);
+  }
   throw ProfileError(path.string(), "",
-                     head.empty() ? std::string("expected a profile, found an empty file")
-                                  : "not a profile format PerFlow reads; known formats: " + known);
+                     "not a profile format PerFlow reads; known formats: " + known);
 }
 
 }  // namespace perflow::reader

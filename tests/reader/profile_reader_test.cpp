@@ -46,6 +46,24 @@ TEST(ReadProfile, UnknownContentListsTheKnownFormats) {
   }
 }
 
+// Execution traces are graphs of host ops, not GPU profiles: the error says what they are
+// and which file to give instead.
+TEST(ReadProfile, ExecutionTracesAreNamed) {
+  const std::filesystem::path fixtures(PERFLOW_PROFILE_FIXTURES);
+  const auto chakra = fixtures / "chakra/chakra_feeder_tests_chakra.0.et.gz";
+  EXPECT_EQ(error_of(chakra),
+            chakra.string() +
+                ": expected a profile, found a Chakra execution trace (protobuf: a dependency "
+                "graph with integer-us durations, no devices or streams), not a GPU profile; "
+                "give the PyTorch profiler (Kineto) trace it was converted from");
+  const auto host_et = fixtures / "kineto/hta_simple_add_pytorch_et.json.gz";
+  EXPECT_EQ(error_of(host_et),
+            host_et.string() +
+                ": expected a profile, found a PyTorch execution trace (ExecutionTraceObserver: "
+                "the host op graph, no GPU times), not a GPU profile; give the PyTorch profiler "
+                "(Kineto) trace of the same run");
+}
+
 TEST(NameTable, InternsOnce) {
   NameTable names;
   EXPECT_EQ(names.intern("gemm"), 0u);

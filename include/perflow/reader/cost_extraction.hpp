@@ -126,4 +126,9 @@ ExtractedCosts extract_costs(std::span<const KernelTrace> traces,
                              const MarkerClassifier& classifier,
                              const ExtractionOptions& options = {});
 
+/// The `count` most frequent range names over the traces, as `'name' (n), ...` (ties in name
+/// order), or "the profiles have no ranges at all": what an error shows when no marker
+/// matched, so the user can write a --pattern.
+std::string most_frequent_range_names(std::span<const KernelTrace> traces, std::size_t count = 5);
+
 }  // namespace perflow::reader
