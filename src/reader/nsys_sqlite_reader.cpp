@@ -109,21 +109,20 @@ void read_kernels(const SqliteDb& db, KernelTrace& trace) {
   const TableColumns columns(db, "CUPTI_ACTIVITY_KIND_KERNEL");
   if (!columns.exists()) return;
   columns.require({"start", "end", "deviceId", "streamId", "correlationId"});
-  // demangledName is the readable one; older or stripped exports may lack it.
-  std::vector<std::string> joins;
+  // demangledName is the readable one; older or stripped exports may lack it. Looked up by
+  // subquery, not joined: a StringIds without a unique id must not multiply the kernels.
   std::vector<std::string> names;
   for (std::string_view column : {"demangledName", "shortName", "mangledName"}) {
-    if (!columns.has(column)) continue;
-    const std::string alias = fmt::format("s{}", joins.size());
-    joins.push_back(fmt::format("LEFT JOIN StringIds AS {0} ON {0}.id = k.{1}", alias, column));
-    names.push_back(alias + ".value");
+    if (columns.has(column)) {
+      names.push_back(fmt::format("(SELECT value FROM StringIds WHERE id = k.{})", column));
+    }
   }
   if (names.empty()) (void)columns.first_of({"demangledName", "shortName", "mangledName"});
   names.emplace_back("''");
   SqliteStatement row =
       db.prepare(fmt::format("SELECT k.start, k.\"end\", k.deviceId, k.streamId, k.correlationId, "
-                             "COALESCE({}) FROM CUPTI_ACTIVITY_KIND_KERNEL AS k {}",
-                             fmt::join(names, ", "), fmt::join(joins, " ")),
+                             "COALESCE({}) FROM CUPTI_ACTIVITY_KIND_KERNEL AS k",
+                             fmt::join(names, ", ")),
                  columns.table());
   while (row.step()) {
     GpuOp op;
@@ -194,18 +193,17 @@ void read_nvtx(const SqliteDb& db, KernelTrace& trace) {
   const TableColumns columns(db, "NVTX_EVENTS");
   if (!columns.exists()) return;
   columns.require({"start", "end", "eventType", "globalTid"});
-  // The name is inline text, or a registered string (textId) in StringIds.
+  // The name is inline text, or a registered string (textId) in StringIds (a subquery, as
+  // for kernel names).
   std::string name = columns.has("text") ? "n.text" : "NULL";
-  std::string join;
   if (columns.has("textId")) {
-    join = "LEFT JOIN StringIds AS s ON s.id = n.textId";
-    name = fmt::format("COALESCE({}, s.value)", name);
+    name = fmt::format("COALESCE({}, (SELECT value FROM StringIds WHERE id = n.textId))", name);
   }
   // Domain creation (75) and thread naming (39) rows are not ranges.
   SqliteStatement row = db.prepare(
       fmt::format("SELECT n.start, n.\"end\", n.eventType, {}, n.globalTid FROM NVTX_EVENTS AS n "
-                  "{} WHERE n.eventType IN ({}, {}, {})",
-                  name, join, kNvtxMark, kNvtxPushPopRange, kNvtxStartEndRange),
+                  "WHERE n.eventType IN ({}, {}, {})",
+                  name, kNvtxMark, kNvtxPushPopRange, kNvtxStartEndRange),
       columns.table());
   std::vector<Range> ranges;
   while (row.step()) {
@@ -257,7 +255,8 @@ void read_launches(const SqliteDb& db, KernelTrace& trace) {
       const auto [it, inserted] =
           calls.try_emplace({os_process(global_tid), launch.correlation}, launch);
       Launch& kept = it->second;
-      if (!inserted && std::tuple(launch.start, -launch.end) < std::tuple(kept.start, -kept.end)) {
+      // Earliest start, then latest end (swapped, not negated: an end can be INT64_MIN).
+      if (!inserted && std::tuple(launch.start, kept.end) < std::tuple(kept.start, launch.end)) {
         kept = launch;
       }
     }

@@ -154,7 +154,10 @@ class RocprofJsonReader {
     try {
       sj::document document = parser.iterate(
           simdjson::padded_string_view(content.bytes.data(), content.size, content.bytes.size()));
-      sj::object root = document.get_object();
+      sj::object root;
+      if (document.get_object().get(root) != simdjson::SUCCESS) {
+        fail("", fmt::format("expected a JSON object with key {}, found another value", kToolKey));
+      }
       bool found = false;
       for (auto member : root) {
         // simdjson_result<field> forwards unescaped_key() and value() with error checks.
@@ -177,6 +180,12 @@ class RocprofJsonReader {
         }
       }
       if (!found) fail("", fmt::format("expected key {}, found none", kToolKey));
+      // Past the root object only the end may follow (current_location is then out of bounds).
+      if (const auto rest = document.current_location(); rest.error() == simdjson::SUCCESS) {
+        fail("", fmt::format("expected the end of the file after the JSON object, found more "
+                             "text at byte {}",
+                             rest.value_unsafe() - content.bytes.data()));
+      }
     } catch (const simdjson::simdjson_error& e) {
       fail(path_.text(), fmt::format("expected valid JSON, found {}", e.what()));
     }

@@ -1,5 +1,7 @@
 #include "detail/sqlite_db.hpp"
 
+#include <cctype>
+#include <filesystem>
 #include <utility>
 
 #include <fmt/format.h>
@@ -12,13 +14,29 @@ namespace perflow::reader::detail {
 
 namespace {
 
-std::string quote_identifier(std::string_view name) {
-  std::string out = "\"";
+// An SQL identifier (mark '"') or string literal (mark '\'').
+std::string quote(std::string_view name, char mark) {
+  std::string out(1, mark);
   for (const char c : name) {
     out += c;
-    if (c == '"') out += '"';
+    if (c == mark) out += mark;
   }
-  return out + "\"";
+  return out + mark;
+}
+
+// "file:<path, percent-encoded>?immutable=1" (RFC 3986 unreserved bytes and '/' kept).
+std::string immutable_uri(const std::filesystem::path& path) {
+  const std::string absolute = std::filesystem::absolute(path).string();
+  std::string uri = "file:";
+  for (const char c : absolute) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (std::isalnum(byte) != 0 || c == '-' || c == '.' || c == '_' || c == '~' || c == '/') {
+      uri += c;
+    } else {
+      uri += fmt::format("%{:02X}", byte);
+    }
+  }
+  return uri + "?immutable=1";
 }
 
 }  // namespace
@@ -30,14 +48,20 @@ bool has_sqlite_magic(std::string_view head) {
 SqliteDb::SqliteDb(const std::filesystem::path& path)
     : file_(path.string()), db_(nullptr, &sqlite3_close) {
   sqlite3* db = nullptr;
+  // immutable=1: a profile is read, never locked or journalled, so no -wal/-shm/-journal file
+  // appears beside it and a read-only directory (or file system) is no obstacle.
   const int code =
-      sqlite3_open_v2(file_.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
+      sqlite3_open_v2(immutable_uri(path).c_str(), &db,
+                      SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI, nullptr);
   db_.reset(db);  // closed even when opening failed
   if (code != SQLITE_OK) {
     throw ProfileError(file_, "",
                        fmt::format("expected an SQLite database, found none ({})",
                                    db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(code)));
   }
+  // Profiles are tables of data; a view runs whatever query the file holds (an endless
+  // recursive one hangs the reader), so views are never run, and columns() names them.
+  sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, nullptr);
 }
 
 void SqliteDb::fail(std::string_view table, int code) const {
@@ -63,14 +87,21 @@ SqliteStatement SqliteDb::prepare(std::string_view sql, std::string_view table) 
 
 std::vector<std::string> SqliteDb::tables() const {
   SqliteStatement query =
-      prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') ORDER BY name", "");
+      prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name", "");
   std::vector<std::string> names;
   while (query.step()) names.emplace_back(query.text(0));
   return names;
 }
 
 std::vector<std::string> SqliteDb::columns(std::string_view table) const {
-  SqliteStatement query = prepare("PRAGMA table_info(" + quote_identifier(table) + ")", table);
+  SqliteStatement view =
+      prepare("SELECT 1 FROM sqlite_master WHERE type = 'view' AND name = " + quote(table, '\'') +
+                  " COLLATE NOCASE",
+              table);
+  if (view.step()) {
+    throw ProfileError(file_, fmt::format("table {}", table), "expected a table, found a view");
+  }
+  SqliteStatement query = prepare("PRAGMA table_info(" + quote(table, '"') + ")", table);
   std::vector<std::string> names;
   while (query.step()) names.emplace_back(query.text(1));
   return names;

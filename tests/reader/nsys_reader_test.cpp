@@ -302,6 +302,36 @@ TEST(NsysSqlite, EndBeforeStartIsReported) {
                                   "start, found start 10 and end 5");
 }
 
+// A profile is opened immutable: reading a WAL-mode database (rocpd writes them) from a
+// read-only directory works and leaves no -wal / -shm file beside it.
+TEST(NsysSqlite, ReadingLeavesNothingBesideTheFileAndNeedsNoWriteAccess) {
+  const auto path = make_db("wal # mode%.sqlite", R"sql(
+    PRAGMA journal_mode=WAL;
+    CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT);
+    INSERT INTO StringIds VALUES (1, 'gemm');
+    CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INTEGER, end INTEGER, deviceId INTEGER,
+      streamId INTEGER, correlationId INTEGER, shortName INTEGER);
+    INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (100, 250, 0, 7, 1, 1);
+  )sql");
+  const auto directory = path.parent_path() / "read_only";
+  std::filesystem::create_directories(directory);
+  const auto copy = directory / path.filename();
+  std::filesystem::copy_file(path, copy, std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::permissions(
+      directory, std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
+  const KernelTrace trace = read_profile(copy);
+  std::filesystem::permissions(directory, std::filesystem::perms::owner_all);
+  ASSERT_EQ(trace.ops.size(), 1u);
+  EXPECT_EQ(trace.ops[0].start, 100);
+  EXPECT_EQ(trace.ops[0].end, 250);
+  EXPECT_EQ(trace.names[trace.ops[0].name], "gemm");
+  std::vector<std::string> beside;
+  for (const auto& entry : std::filesystem::directory_iterator(directory)) {
+    beside.push_back(entry.path().filename().string());
+  }
+  EXPECT_EQ(beside, std::vector<std::string>{"wal # mode%.sqlite"});
+}
+
 TEST(NsysSqlite, SqliteThatIsNotNsysIsRefused) {
   const auto path = make_db("not_nsys.sqlite", "CREATE TABLE samples(x INTEGER);");
   EXPECT_FALSE(test::reader_named("nsys-sqlite")

@@ -393,6 +393,17 @@ TEST(RocprofJson, MissingToolKeyIsReportedByTheReader) {
             path.string() + ": expected key rocprofiler-sdk-tool, found none");
 }
 
+TEST(RocprofJson, TextAfterTheDocumentIsReported) {
+  const auto path = write_temp("trailing.json", R"({"rocprofiler-sdk-tool": []} {"x": 1})");
+  EXPECT_EQ(error_of([&] { return test::reader_named("rocprofv3-json").read(path); }),
+            path.string() +
+                ": expected the end of the file after the JSON object, found more text at byte 29");
+  const auto array = write_temp("array.json", R"([{"rocprofiler-sdk-tool": []}])");
+  EXPECT_EQ(error_of([&] { return test::reader_named("rocprofv3-json").read(array); }),
+            array.string() +
+                ": expected a JSON object with key rocprofiler-sdk-tool, found another value");
+}
+
 // --- rocprof v1 ---------------------------------------------------------------------------
 
 void expect_laplacian(const KernelTrace& trace) {

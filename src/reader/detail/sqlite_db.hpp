@@ -22,9 +22,11 @@ class SqliteDb {
  public:
   explicit SqliteDb(const std::filesystem::path& path);
 
-  /// The names of the tables and views, or throws if the file is not a database.
+  /// The names of the tables, or throws if the file is not a database. Views are not listed,
+  /// and never run: a profile's view could run any query, endless ones included.
   [[nodiscard]] std::vector<std::string> tables() const;
-  /// The table's columns in order (PRAGMA table_info); empty if there is no such table.
+  /// The table's columns in order (PRAGMA table_info); empty if there is no such table; throws
+  /// "file:table T: expected a table, found a view" for a view.
   [[nodiscard]] std::vector<std::string> columns(std::string_view table) const;
   /// Prepares `sql`, which reads `table` (named in errors).
   [[nodiscard]] SqliteStatement prepare(std::string_view sql, std::string_view table) const;
