@@ -1,6 +1,5 @@
 #include "detail/comm_kernel.hpp"
 
-#include <cctype>
 #include <string>
 
 namespace perflow::reader::detail {
@@ -8,14 +7,14 @@ namespace perflow::reader::detail {
 namespace {
 
 // "nccl" or "rccl" in any case, without copying the name (this runs once per kernel event).
+// `c | 0x20` is c in lower case for letters, and equals a lower-case letter for no other byte.
 bool names_a_ccl(std::string_view function) {
-  const auto lower = [](char c) {
-    return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const auto is = [](char c, char lower) {
+    return (static_cast<unsigned char>(c) | 0x20U) == static_cast<unsigned char>(lower);
   };
   for (std::size_t i = 0; i + 4 <= function.size(); ++i) {
-    const char first = lower(function[i]);
-    if ((first == 'n' || first == 'r') && lower(function[i + 1]) == 'c' &&
-        lower(function[i + 2]) == 'c' && lower(function[i + 3]) == 'l') {
+    if (is(function[i + 1], 'c') && is(function[i + 2], 'c') && is(function[i + 3], 'l') &&
+        (is(function[i], 'n') || is(function[i], 'r'))) {
       return true;
     }
   }

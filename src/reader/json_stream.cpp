@@ -2,8 +2,13 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstring>
 #include <span>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include <fmt/format.h>
 
@@ -33,6 +38,23 @@ constexpr std::array<bool, 256> kStringStop = [] {
 }();
 
 std::string quoted_char(char c) { return fmt::format("'{}'", c); }
+
+// The first '"' or '\\' in [p, e), or e. Kernel names and call stacks are long strings, so on
+// x86-64 16 bytes are tested at a time.
+const char* find_string_stop(const char* p, const char* const e) {
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  for (; e - p >= 16; p += 16) {
+    const __m128i block = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const int stops = _mm_movemask_epi8(
+        _mm_or_si128(_mm_cmpeq_epi8(block, quote), _mm_cmpeq_epi8(block, backslash)));
+    if (stops != 0) return p + std::countr_zero(static_cast<unsigned>(stops));
+  }
+#endif
+  while (p < e && !kStringStop[static_cast<unsigned char>(*p)]) ++p;
+  return p;
+}
 
 }  // namespace
 
@@ -115,7 +137,7 @@ JsonStream::Value JsonStream::value(bool keep, std::string_view pointer, std::in
         escaped = false;
         ++p;
       }
-      while (p < e && !kStringStop[static_cast<unsigned char>(*p)]) ++p;
+      p = find_string_stop(p, e);
       if (p < e) {
         if (*p == '\\') {
           escaped = true;

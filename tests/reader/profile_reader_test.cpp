@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "detail/comm_kernel.hpp"
 #include "perflow/reader/profile_error.hpp"
 
 namespace perflow::reader {
@@ -62,6 +63,24 @@ TEST(ReadProfile, ExecutionTracesAreNamed) {
                 ": expected a profile, found a PyTorch execution trace (ExecutionTraceObserver: "
                 "the host op graph, no GPU times), not a GPU profile; give the PyTorch profiler "
                 "(Kineto) trace of the same run");
+}
+
+TEST(ClassifyKernel, CommunicationLibrariesByFunctionNameInAnyCase) {
+  using detail::classify_kernel;
+  EXPECT_EQ(classify_kernel("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, ncclWork*)"),
+            GpuOpKind::Collective);
+  EXPECT_EQ(classify_kernel("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"),
+            GpuOpKind::P2P);
+  EXPECT_EQ(classify_kernel("NCCL_AllGather"), GpuOpKind::Collective);
+  EXPECT_EQ(classify_kernel("RcclKernel_Send"), GpuOpKind::P2P);
+  EXPECT_EQ(classify_kernel("ncclDevKernel_Generic_1"), GpuOpKind::Collective);
+  // Only the function name counts, not the parameter types; "ncl", "nccx" and a byte 0x20
+  // below a letter ('.' is 'N' - 0x20) are no match.
+  EXPECT_EQ(classify_kernel("gemm_kernel(ncclDevComm*)"), GpuOpKind::Kernel);
+  EXPECT_EQ(classify_kernel("ncl_nccx_nCcL"), GpuOpKind::Collective);
+  EXPECT_EQ(classify_kernel("ncl_nccx_.CCL"), GpuOpKind::Kernel);
+  EXPECT_EQ(classify_kernel("ncc"), GpuOpKind::Kernel);
+  EXPECT_EQ(classify_kernel(""), GpuOpKind::Kernel);
 }
 
 TEST(NameTable, InternsOnce) {
