@@ -34,15 +34,6 @@ inline void check_trace(const KernelTrace& trace) {
   }
 }
 
-// The scratch file and SQLite's companions (-journal, -wal, -shm): a stale companion would
-// make one input's outcome depend on the one before.
-inline void remove_scratch(const std::filesystem::path& path) {
-  std::error_code ignored;
-  for (const char* suffix : {"", "-journal", "-wal", "-shm"}) {
-    std::filesystem::remove(path.string() + suffix, ignored);
-  }
-}
-
 /// Writes the input to this process's scratch file `perflow_<stem>_<pid><extension>` (removed
 /// at exit) and runs the readers named in `readers` on it.
 inline int run_readers(const std::uint8_t* data, std::size_t size, std::string_view stem,
@@ -50,14 +41,17 @@ inline int run_readers(const std::uint8_t* data, std::size_t size, std::string_v
                        std::initializer_list<std::string_view> readers) {
   struct ScratchFile {
     std::filesystem::path path;
-    ~ScratchFile() { remove_scratch(path); }
+    ~ScratchFile() {
+      std::error_code ignored;
+      std::filesystem::remove(path, ignored);
+    }
   };
   static const ScratchFile scratch{
       std::filesystem::temp_directory_path() /
       ("perflow_" + std::string(stem) + "_" + std::to_string(::getpid()) + std::string(extension))};
   const std::filesystem::path& path = scratch.path;
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
-  remove_scratch(path);
+  // The SQLite readers open profiles immutable, so no journal or WAL file outlives an input.
   std::ofstream(path, std::ios::binary | std::ios::trunc)
       .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   const FileSniff sniff{path, bytes.substr(0, 64 * 1024), bytes.starts_with("\x1f\x8b")};
