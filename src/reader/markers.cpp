@@ -42,6 +42,34 @@ std::size_t digit_run(std::string_view text, std::size_t from) {
   return i - from;
 }
 
+// The split-backward letters F / B / W (B the input gradient, W the weight gradient).
+std::optional<MarkerKind> split_kind(char letter) {
+  switch (letter) {
+    case 'F':
+      return MarkerKind::Forward;
+    case 'B':
+      return MarkerKind::Backward;
+    case 'W':
+      return MarkerKind::Weight;
+    default:
+      return std::nullopt;
+  }
+}
+
+// `text` is exactly the forward name or the (full) backward name of a convention.
+std::optional<MarkerMatch> forward_or_full_backward(std::string_view text, std::string_view forward,
+                                                    std::string_view backward) {
+  MarkerMatch match;
+  if (text == forward) {
+    match.kind = MarkerKind::Forward;
+  } else if (text == backward) {
+    match.kind = MarkerKind::FullBackward;
+  } else {
+    return std::nullopt;
+  }
+  return match;
+}
+
 // `PP:<stage><F|I|B|W><mb>` (torch.distributed.pipelining's _PipelineScheduleRuntime), and
 // ScheduleGPipe's `Forward <mb>` / `Backward <mb>`.
 std::optional<MarkerMatch> torch_pipelining(std::string_view name) {
@@ -89,20 +117,10 @@ std::optional<MarkerMatch> torch_pipelining(std::string_view name) {
 // they are one task.
 std::optional<MarkerMatch> zb_nvtx(std::string_view name) {
   if (name.empty()) return std::nullopt;
+  const std::optional<MarkerKind> kind = split_kind(name[0]);
+  if (!kind) return std::nullopt;
   MarkerMatch match;
-  switch (name[0]) {
-    case 'F':
-      match.kind = MarkerKind::Forward;
-      break;
-    case 'B':
-      match.kind = MarkerKind::Backward;
-      break;
-    case 'W':
-      match.kind = MarkerKind::Weight;
-      break;
-    default:
-      return std::nullopt;
-  }
+  match.kind = *kind;
   std::array<std::optional<std::uint32_t>, 3> ids;
   std::size_t at = 1;
   for (std::size_t i = 0; i < ids.size(); ++i) {
@@ -129,20 +147,10 @@ std::optional<MarkerMatch> deepseek(std::string_view name) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
   });
   if (!word) return std::nullopt;
+  const std::optional<MarkerKind> kind = split_kind(name[name.size() - 2]);
+  if (!kind) return std::nullopt;
   MarkerMatch match;
-  switch (name[name.size() - 2]) {
-    case 'F':
-      match.kind = MarkerKind::Forward;
-      break;
-    case 'B':
-      match.kind = MarkerKind::Backward;
-      break;
-    case 'W':
-      match.kind = MarkerKind::Weight;
-      break;
-    default:
-      return std::nullopt;
-  }
+  match.kind = *kind;
   match.part = std::string(part);
   return match;
 }
@@ -157,28 +165,12 @@ std::optional<MarkerMatch> megatron_callstack(std::string_view name) {
   const std::size_t digits = digit_run(rest, 0);
   if (digits == 0) return std::nullopt;
   rest.remove_prefix(digits);
-  MarkerMatch match;
-  if (rest == "): forward_step") {
-    match.kind = MarkerKind::Forward;
-  } else if (rest == "): backward_step") {
-    match.kind = MarkerKind::FullBackward;
-  } else {
-    return std::nullopt;
-  }
-  return match;
+  return forward_or_full_backward(rest, "): forward_step", "): backward_step");
 }
 
 // The HTA / DDP examples' record_function ranges.
 std::optional<MarkerMatch> ddp(std::string_view name) {
-  MarkerMatch match;
-  if (name == "## forward ##") {
-    match.kind = MarkerKind::Forward;
-  } else if (name == "## backward ##") {
-    match.kind = MarkerKind::FullBackward;
-  } else {
-    return std::nullopt;
-  }
-  return match;
+  return forward_or_full_backward(name, "## forward ##", "## backward ##");
 }
 
 // The PerFlow-AI prototype: names starting with forward_step / backward_step; its traces
