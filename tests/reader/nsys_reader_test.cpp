@@ -18,6 +18,7 @@ namespace {
 using test::count_kind;
 using test::count_named;
 using test::error_of;
+using test::expect_range;
 using test::fixture;
 using test::launch_of;
 using test::op_at;
@@ -225,20 +226,11 @@ TEST(NsysSqlite, NcclNestingMemsetAndDuplicateLaunches) {
   // Sorted by (start, depth); depth from push/pop nesting per thread; the mark is a
   // zero-length range; the never-popped range is dropped.
   ASSERT_EQ(trace.ranges.size(), 5u);
-  const auto expect_range = [&](std::size_t i, std::string_view name, TimeNs start, TimeNs end,
-                                std::uint32_t depth, std::uint64_t thread) {
-    SCOPED_TRACE(i);
-    EXPECT_EQ(trace.names[trace.ranges[i].name], name);
-    EXPECT_EQ(trace.ranges[i].start, start);
-    EXPECT_EQ(trace.ranges[i].end, end);
-    EXPECT_EQ(trace.ranges[i].depth, depth);
-    EXPECT_EQ(trace.ranges[i].thread, thread);
-  };
-  expect_range(0, "outer", 0, 1000, 0, 4322);
-  expect_range(1, "io", 5, 50, 0, 4399);
-  expect_range(2, "F0", 10, 500, 1, 4322);
-  expect_range(3, "attn", 20, 100, 2, 4322);
-  expect_range(4, "mark", 30, 30, 3, 4322);
+  expect_range(trace, 0, "outer", 0, 1000, 0, 4322);
+  expect_range(trace, 1, "io", 5, 50, 0, 4399);
+  expect_range(trace, 2, "F0", 10, 500, 1, 4322);
+  expect_range(trace, 3, "attn", 20, 100, 2, 4322);
+  expect_range(trace, 4, "mark", 30, 30, 3, 4322);
 }
 
 TEST(NsysSqlite, MissingTablesMeanNoData) {

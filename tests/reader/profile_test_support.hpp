@@ -12,6 +12,7 @@
 #include <system_error>
 #include <tuple>
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include "perflow/reader/kernel_trace.hpp"
@@ -118,6 +119,18 @@ inline bool is_ordered(const KernelTrace& trace) {
       trace.ranges.begin(), trace.ranges.end(),
       [](auto& a, auto& b) { return std::tie(a.start, a.depth) < std::tie(b.start, b.depth); });
   return ops && launches && ranges;
+}
+
+/// Range `i` of the trace has this name, interval, nesting depth and thread.
+inline void expect_range(const KernelTrace& trace, std::size_t i, std::string_view name,
+                         TimeNs start, TimeNs end, std::uint32_t depth, std::uint64_t thread) {
+  SCOPED_TRACE(i);
+  ASSERT_LT(i, trace.ranges.size());
+  EXPECT_EQ(trace.names[trace.ranges[i].name], name);
+  EXPECT_EQ(trace.ranges[i].start, start);
+  EXPECT_EQ(trace.ranges[i].end, end);
+  EXPECT_EQ(trace.ranges[i].depth, depth);
+  EXPECT_EQ(trace.ranges[i].thread, thread);
 }
 
 }  // namespace perflow::reader::test

@@ -20,6 +20,7 @@ namespace {
 using test::count_kind;
 using test::count_named;
 using test::error_of;
+using test::expect_range;
 using test::fixture;
 using test::op_at;
 using test::write_temp;
@@ -82,21 +83,12 @@ TEST(RocprofCsv, MarkerTraceNestsByThread) {
   EXPECT_TRUE(trace.ops.empty());
   ASSERT_EQ(trace.ranges.size(), 5u);
   // Rows are in end order in the file; the trace is in start order with rebuilt nesting.
-  const auto expect_range = [&](std::size_t i, std::string_view name, TimeNs start, TimeNs end,
-                                std::uint32_t depth, std::uint64_t thread) {
-    SCOPED_TRACE(i);
-    EXPECT_EQ(trace.names[trace.ranges[i].name], name);
-    EXPECT_EQ(trace.ranges[i].source, RangeSource::Roctx);
-    EXPECT_EQ(trace.ranges[i].start, start);
-    EXPECT_EQ(trace.ranges[i].end, end);
-    EXPECT_EQ(trace.ranges[i].depth, depth);
-    EXPECT_EQ(trace.ranges[i].thread, thread);
-  };
-  expect_range(0, "before hipLaunchKernel", 1520113899312225, 1520113899312225, 0, 717);
-  expect_range(1, "hipLaunchKernel range", 1520113899682208, 1520113901495882, 0, 0);
-  expect_range(2, "hipLaunchKernel", 1520113899684965, 1520113901491622, 0, 717);
-  expect_range(3, "after hipLaunchKernel", 1520113900128482, 1520113900128482, 1, 717);
-  expect_range(4, "hipMemcpy", 1520113900141100, 1520113901483408, 1, 717);
+  for (const Range& range : trace.ranges) EXPECT_EQ(range.source, RangeSource::Roctx);
+  expect_range(trace, 0, "before hipLaunchKernel", 1520113899312225, 1520113899312225, 0, 717);
+  expect_range(trace, 1, "hipLaunchKernel range", 1520113899682208, 1520113901495882, 0, 0);
+  expect_range(trace, 2, "hipLaunchKernel", 1520113899684965, 1520113901491622, 0, 717);
+  expect_range(trace, 3, "after hipLaunchKernel", 1520113900128482, 1520113900128482, 1, 717);
+  expect_range(trace, 4, "hipMemcpy", 1520113900141100, 1520113901483408, 1, 717);
 }
 
 // The current layout (ROCm 6.3+): "Agent N" ids, Stream_Id, a leading Guid (rocpd convert),
