@@ -9,6 +9,7 @@ packages=(
   libcairo2-dev fonts-dejavu-core
   zlib1g-dev libsqlite3-dev libsimdjson-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  python3 python3-jsonschema
 )
 
 missing=()

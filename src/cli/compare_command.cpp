@@ -87,7 +87,7 @@ void run_compare(const CompareOptions& options) {
     run.file = file;
     run.config = load_config(file);
     run.graph = build_graph(run.config);
-    run.result = simulator::simulate(run.graph, run.config.simulation);
+    run.result = cli::simulate(run.config, run.graph);
     for (const simulator::DeviceMetrics& d : run.result.metrics.devices) {
       const DeviceMemory memory = device_memory(run.config, d);
       run.peak_memory = std::max(run.peak_memory, d.peak_memory);

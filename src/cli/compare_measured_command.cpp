@@ -33,7 +33,7 @@ std::string error_text(TimeNs predicted, TimeNs measured) {
 void run_compare_measured(const CompareMeasuredOptions& options) {
   const Config config = load_config(options.config);
   const EventGraph graph = build_graph(config);
-  const simulator::SimulationResult predicted = simulator::simulate(graph, config.simulation);
+  const simulator::SimulationResult predicted = cli::simulate(config, graph);
   const Measurement measurement = measure_profiles(options.profiles);
   const reader::ExtractedCosts& costs = measurement.costs;
   const reader::MeasuredTimeline timeline = reader::measured_timeline(costs);

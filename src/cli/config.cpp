@@ -7,23 +7,23 @@
 
 #include <fmt/format.h>
 
+#include "detail/config_fields.hpp"
 #include "detail/cost_config.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/core/json_cursor.hpp"
 #include "perflow/core/task.hpp"
 #include "perflow/parallel/schedule_registry.hpp"
 #include "perflow/simulator/lowering.hpp"
+#include "perflow/simulator/simulate.hpp"
 #include "perflow/trace_op/operators.hpp"
 
 namespace perflow::cli {
 namespace {
 
-constexpr std::int64_t kMaxSize = 1 << 24;
-constexpr std::int64_t kMaxStages = 1 << 16;  // per-stage tables are built while reading
-constexpr std::int64_t kMaxChunks = 256;
-
-std::uint32_t read_size(const JsonCursor& cursor) {
-  return static_cast<std::uint32_t>(cursor.as_integer(1, kMaxSize));
+// An integer of /pipeline, bounded as the table says (stages: per-stage tables are built
+// while reading, so they are bounded too).
+std::uint32_t read_pipeline_integer(const JsonCursor& c, std::string_view name) {
+  return static_cast<std::uint32_t>(detail::read_integer(c, detail::kPipelineSection.field(name)));
 }
 
 // One task label, e.g. "BW3.1".
@@ -60,19 +60,19 @@ std::vector<std::vector<parallel::Step>> parse_order(const JsonCursor& c) {
 }
 
 void parse_pipeline(const JsonCursor& c, parallel::PipelineSpec& spec) {
-  c.expect_object({"schedule", "stages", "microbatches", "chunks", "split_backward",
-                   "microbatch_group_size", "memory_limit", "order", "shape"});
+  c.expect_object(detail::kPipelineSection.keys());
   spec.schedule = detail::read_schedule_name(c.at("schedule"));
-  spec.stages = static_cast<std::uint32_t>(c.at("stages").as_integer(1, kMaxStages));
-  spec.microbatches = read_size(c.at("microbatches"));
-  if (auto chunks = c.find("chunks")) {
-    spec.chunks = static_cast<std::uint32_t>(chunks->as_integer(1, kMaxChunks));
-  }
+  spec.stages = read_pipeline_integer(c.at("stages"), "stages");
+  spec.microbatches = read_pipeline_integer(c.at("microbatches"), "microbatches");
+  if (auto chunks = c.find("chunks")) spec.chunks = read_pipeline_integer(*chunks, "chunks");
   if (auto split = c.find("split_backward")) spec.split_backward = split->as_bool();
-  if (auto group = c.find("microbatch_group_size")) spec.microbatch_group_size = read_size(*group);
+  if (auto group = c.find("microbatch_group_size")) {
+    spec.microbatch_group_size = read_pipeline_integer(*group, "microbatch_group_size");
+  }
   if (auto limit = c.find("memory_limit")) {
     spec.memory_limit = limit->as_number();
-    if (!(spec.memory_limit > 0) || spec.memory_limit > 1e9) {
+    const detail::Field& field = detail::kPipelineSection.field("memory_limit");
+    if (!(spec.memory_limit > field.min) || spec.memory_limit > field.max) {
       limit->fail_expected("a memory limit > 0 (in F activations)");
     }
   }
@@ -84,7 +84,7 @@ void parse_pipeline(const JsonCursor& c, parallel::PipelineSpec& spec) {
 }
 
 void parse_simulation(const JsonCursor& c, Config& config) {
-  c.expect_object({"mode", "lower_communication"});
+  c.expect_object(detail::kSimulationSection.keys());
   if (auto mode = c.find("mode")) {
     const auto parsed = simulator::parse_simulation_mode(mode->as_string());
     if (!parsed) mode->fail_expected("\"ordered\" or \"greedy\"");
@@ -95,14 +95,15 @@ void parse_simulation(const JsonCursor& c, Config& config) {
 
 // /parallelism: degrees beyond the pipeline. Read before the costs (TP changes F and B).
 void parse_parallelism(const JsonCursor& c, Config& config) {
-  c.expect_object({"data_parallel", "tensor_parallel", "overlap_grad_reduce"});
-  constexpr std::int64_t kMaxDegree = 1 << 20;
-  if (auto dp = c.find("data_parallel")) {
-    config.data_parallel.degree = static_cast<std::uint32_t>(dp->as_integer(1, kMaxDegree));
-  }
-  if (auto tp = c.find("tensor_parallel")) {
-    config.tensor_parallel = static_cast<std::uint32_t>(tp->as_integer(1, kMaxDegree));
-  }
+  c.expect_object(detail::kParallelismSection.keys());
+  const auto degree = [&c](std::string_view name, std::uint32_t& out) {
+    if (auto x = c.find(name)) {
+      out = static_cast<std::uint32_t>(
+          detail::read_integer(*x, detail::kParallelismSection.field(name)));
+    }
+  };
+  degree("data_parallel", config.data_parallel.degree);
+  degree("tensor_parallel", config.tensor_parallel);
   if (auto overlap = c.find("overlap_grad_reduce")) {
     config.data_parallel.overlap = overlap->as_bool();
   }
@@ -112,8 +113,8 @@ void parse_parallelism(const JsonCursor& c, Config& config) {
 
 Config parse_config(const nlohmann::json& document, const std::string& file) {
   const JsonCursor root(document, file);
-  root.expect_object({"description", "pipeline", "parallelism", "costs", "device_types",
-                      "placement", "parts", "network", "simulation"});
+  root.expect_object(detail::kConfigSection.keys());
+  if (auto schema = root.find("$schema")) (void)schema->as_string();
   Config config;
   config.file = file;
   if (auto description = root.find("description")) config.description = description->as_string();
@@ -199,9 +200,24 @@ EventGraph build_graph(const Config& config) {
   const auto positive = [](const auto& values) {
     return std::any_of(values.begin(), values.end(), [](auto x) { return x > 0; });
   };
-  if (dp.degree > 1 || positive(dp.optimizer)) graph = parallel::add_data_parallel(graph, dp);
-  if (config.lower_communication) graph = simulator::lower_communication(graph, config.simulation);
+  try {
+    if (dp.degree > 1 || positive(dp.optimizer)) graph = parallel::add_data_parallel(graph, dp);
+    if (config.lower_communication) {
+      graph = simulator::lower_communication(graph, config.simulation);
+    }
+  } catch (const ScheduleError& e) {
+    throw ConfigError(config.file, "", e.what());  // e.g. a transfer beyond the time range
+  }
   return graph;
+}
+
+simulator::SimulationResult simulate(const Config& config, const EventGraph& graph) {
+  try {
+    return simulator::simulate(graph, config.simulation);
+  } catch (const ScheduleError& e) {
+    // A step beyond the simulator's range comes from the costs and network as a whole.
+    throw ConfigError(config.file, "", e.what());
+  }
 }
 
 }  // namespace perflow::cli

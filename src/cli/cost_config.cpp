@@ -4,6 +4,8 @@
 // backward or weight cost is an error naming it.
 #include "detail/cost_config.hpp"
 
+#include <type_traits>
+
 #include <charconv>
 #include <optional>
 #include <stdexcept>
@@ -12,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "detail/config_fields.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/core/units.hpp"
 #include "perflow/parallel/collectives.hpp"
@@ -42,7 +45,40 @@ struct PartialCosts {
     take(tp_allreduce_bytes, over.tp_allreduce_bytes);
     take(tp_allreduces, over.tp_allreduces);
   }
+
+  /// Chunk `c`'s share of costs given for a whole stage (`costs.per: "stage"`): durations
+  /// and all-reduce counts split so the chunks sum exactly to the stage's (the first chunks
+  /// take the remainder), activation and gradient bytes divided. What is not a chunk's
+  /// (static memory, boundary bytes, one all-reduce's bytes, the B/W split) stays.
+  [[nodiscard]] PartialCosts share_of_stage(std::uint32_t c, std::uint32_t chunks) const {
+    PartialCosts share = *this;
+    const auto split = [&](auto& field) {
+      if (!field) return;
+      using T = std::remove_cvref_t<decltype(*field)>;
+      const T whole = *field / static_cast<T>(chunks);
+      const T rest = *field % static_cast<T>(chunks);
+      field = whole + (static_cast<T>(c) < rest ? T{1} : T{0});
+    };
+    split(share.forward);
+    split(share.backward);
+    split(share.weight);
+    split(share.optimizer);
+    split(share.tp_allreduces);
+    if (share.activation) *share.activation /= chunks;
+    if (share.gradient_bytes) *share.gradient_bytes /= chunks;
+    return share;
+  }
 };
+
+// Per chunk, the costs a source gives it: itself, or its share when it describes a stage.
+std::vector<PartialCosts> chunk_shares(const PartialCosts& p, std::uint32_t chunks,
+                                       bool per_stage) {
+  std::vector<PartialCosts> shares(chunks, p);
+  if (per_stage) {
+    for (std::uint32_t c = 0; c < chunks; ++c) shares[c] = p.share_of_stage(c, chunks);
+  }
+  return shares;
+}
 
 double read_bytes(const JsonCursor& c) {
   double x = 0;
@@ -55,7 +91,7 @@ double read_bytes(const JsonCursor& c) {
       c.fail_expected(e.what());
     }
   }
-  if (!(x <= 1e18)) c.fail_expected("a size of at most 1e18 bytes");
+  if (!(x <= kMaxBytes)) c.fail_expected("a size of at most 1e18 bytes");
   return x;
 }
 
@@ -71,7 +107,9 @@ double read_bandwidth(const JsonCursor& c) {
       c.fail_expected(e.what());
     }
   }
-  if (!(x >= 1.0 && x <= 1e18)) c.fail_expected("a bandwidth between 1 B/s and 1e18 B/s");
+  if (!(x >= 1.0 && x <= kMaxBytes)) {
+    c.fail_expected("a bandwidth between 1 B/s and 1e18 B/s");
+  }
   return x;
 }
 
@@ -92,14 +130,11 @@ PartialCosts read_cost_fields(const JsonCursor& c) {
   if (auto x = c.find("gradient_bytes")) p.gradient_bytes = read_bytes(*x);
   if (auto x = c.find("tp_allreduce_bytes")) p.tp_allreduce_bytes = read_bytes(*x);
   if (auto x = c.find("tp_allreduces")) {
-    p.tp_allreduces = static_cast<std::uint32_t>(x->as_integer(0, 1 << 20));
+    p.tp_allreduces =
+        static_cast<std::uint32_t>(read_integer(*x, kCostsSection.field("tp_allreduces")));
   }
   return p;
 }
-
-#define PERFLOW_COST_KEYS                                                           \
-  "forward", "backward", "weight", "activation", "backward_frees", "static_memory", \
-      "boundary_bytes", "optimizer", "gradient_bytes", "tp_allreduce_bytes", "tp_allreduces"
 
 // A stage range: 3, "0-3" or [0, 3] (inclusive), within [0, stages).
 std::pair<std::uint32_t, std::uint32_t> read_stage_range(const JsonCursor& c,
@@ -154,7 +189,7 @@ TimeNs tensor_parallel_time(std::uint32_t degree, const simulator::Link& link,
 }
 
 simulator::Link read_link(const JsonCursor& c) {
-  c.expect_object({"latency", "bandwidth"});
+  c.expect_object(kLinkSection.keys());
   simulator::Link link;
   if (auto x = c.find("latency")) link.latency = x->as_duration();
   if (auto x = c.find("bandwidth")) link.bandwidth = read_bandwidth(*x);
@@ -182,11 +217,24 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
 
   PartialCosts uniform;
   std::optional<JsonCursor> costs = root.find("costs");
+  bool per_stage = false;
   if (costs) {
-    costs->expect_object({PERFLOW_COST_KEYS, "overrides"});
+    costs->expect_object(kCostsSection.keys());
     uniform = read_cost_fields(*costs);
+    if (auto per = costs->find("per")) {
+      const std::string value = per->as_string();
+      if (value != kCostsPerChunk && value != kCostsPerStage) {
+        per->fail_expected(fmt::format("\"{}\" or \"{}\"", kCostsPerChunk, kCostsPerStage));
+      }
+      per_stage = value == kCostsPerStage;
+    }
   }
-  for (auto& entry : per_stage_chunk) entry = uniform;
+  config.costs_per = per_stage ? kCostsPerStage : kCostsPerChunk;
+  {
+    const std::vector<PartialCosts> shares = chunk_shares(uniform, chunks, per_stage);
+    for (std::size_t i = 0; i < per_stage_chunk.size(); ++i)
+      per_stage_chunk[i] = shares[i % chunks];
+  }
 
   // Device types, placed on stage ranges (by /placement, or by /parts).
   std::optional<JsonCursor> placement = root.find("placement");
@@ -195,7 +243,7 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
     placement = parts;
     for (std::size_t i = 0; i < parts->array_size(); ++i) {
       const JsonCursor entry = parts->at(i);
-      entry.expect_object({"stages", "device_type", "schedule"});
+      entry.expect_object(kPartSection.keys());
       const auto [first, last] = read_stage_range(entry.at("stages"), stages);
       PartSpec part{first, last, config.pipeline.schedule};
       if (auto schedule = entry.find("schedule")) part.schedule = read_schedule_name(*schedule);
@@ -211,7 +259,7 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
       if (!config.parts.empty()) {
         if (!entry.has("device_type")) continue;  // a part may use the uniform costs
       } else {
-        entry.expect_object({"stages", "device_type"});
+        entry.expect_object(kPlacementSection.keys());
       }
       const auto [first, last] = read_stage_range(entry.at("stages"), stages);
       const JsonCursor type_name = entry.at("device_type");
@@ -225,8 +273,9 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
                                    valid.empty() ? "none" : valid));
       }
       const JsonCursor type = types.at(name);
-      type.expect_object({PERFLOW_COST_KEYS, "memory"});
-      const PartialCosts type_costs = read_cost_fields(type);
+      type.expect_object(kDeviceTypeSection.keys());
+      const std::vector<PartialCosts> type_costs =
+          chunk_shares(read_cost_fields(type), chunks, per_stage);
       const double capacity = type.has("memory") ? read_bytes(type.at("memory")) : 0.0;
       for (std::uint32_t s = first; s <= last; ++s) {
         if (placed[s]) {
@@ -236,7 +285,7 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
         config.devices[s].type = name;
         config.devices[s].memory_capacity = capacity;
         for (std::uint32_t c = 0; c < chunks; ++c)
-          per_stage_chunk[s * chunks + c].apply(type_costs);
+          per_stage_chunk[s * chunks + c].apply(type_costs[c]);
       }
     }
   } else if (auto types = root.find("device_types")) {
@@ -248,15 +297,27 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
     if (auto overrides = costs->find("overrides")) {
       for (std::size_t i = 0; i < overrides->array_size(); ++i) {
         const JsonCursor entry = overrides->at(i);
-        entry.expect_object({PERFLOW_COST_KEYS, "stages", "chunk"});
+        entry.expect_object(kOverrideSection.keys());
         const auto [first, last] = read_stage_range(entry.at("stages"), stages);
         std::optional<std::uint32_t> chunk;
-        if (auto c = entry.find("chunk"))
+        if (auto c = entry.find("chunk")) {
           chunk = static_cast<std::uint32_t>(c->as_integer(0, chunks - 1));
+          // These hold for a whole stage; one chunk cannot have its own.
+          for (const char* field : {"static_memory", "boundary_bytes"}) {
+            if (auto x = entry.find(field)) {
+              x->fail(fmt::format(
+                  "{} is a whole stage's, so an override with \"chunk\" cannot set it (give it "
+                  "in an override without \"chunk\")",
+                  field));
+            }
+          }
+        }
         const PartialCosts over = read_cost_fields(entry);
+        // A chunk's own override is that chunk's cost; a stage-wide one follows costs.per.
+        const std::vector<PartialCosts> shares = chunk_shares(over, chunks, per_stage && !chunk);
         for (std::uint32_t s = first; s <= last; ++s) {
           for (std::uint32_t c = 0; c < chunks; ++c) {
-            if (!chunk || *chunk == c) per_stage_chunk[s * chunks + c].apply(over);
+            if (!chunk || *chunk == c) per_stage_chunk[s * chunks + c].apply(shares[c]);
           }
         }
       }
@@ -265,11 +326,11 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
 
   const std::optional<JsonCursor> network = root.find("network");
   if (network) {
-    network->expect_object({"p2p_latency", "devices_per_node", "intra_node", "inter_node",
-                            "data_parallel", "tensor_parallel"});
+    network->expect_object(kNetworkSection.keys());
     if (auto x = network->find("p2p_latency")) config.simulation.p2p_latency = x->as_duration();
     if (auto x = network->find("devices_per_node")) {
-      config.simulation.devices_per_node = static_cast<std::uint32_t>(x->as_integer(1, 1 << 24));
+      config.simulation.devices_per_node =
+          static_cast<std::uint32_t>(read_integer(*x, kNetworkSection.field("devices_per_node")));
     }
     if (auto x = network->find("intra_node")) config.simulation.intra_node = read_link(*x);
     if (auto x = network->find("inter_node")) config.simulation.inter_node = read_link(*x);

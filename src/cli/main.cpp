@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   add_measured_command(app);
   add_compare_measured_command(app);
   add_compare_command(app);
+  add_schema_command(app);
   try {
     app.parse(argc, argv);
     // Buffered output that cannot be written (a full disk, a closed pipe) is a failure.

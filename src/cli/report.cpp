@@ -11,6 +11,7 @@ nlohmann::json make_report(const Config& config, const EventGraph& graph,
   report["microbatches"] = config.pipeline.microbatches;
   report["chunks"] = config.pipeline.chunks;
   report["split_backward"] = config.pipeline.split_backward;
+  report["costs_per"] = config.costs_per;
   report["mode"] = simulator::to_string(config.simulation.mode);
   report["tasks"] = graph.task_count();
   report["makespan_ns"] = m.makespan;

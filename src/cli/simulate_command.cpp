@@ -45,7 +45,7 @@ void run_simulate(const SimulateOptions& options) {
 
   const Config config = load_config(options.config);
   const EventGraph graph = build_graph(config);
-  const simulator::SimulationResult result = simulator::simulate(graph, config.simulation);
+  const simulator::SimulationResult result = cli::simulate(config, graph);
   const DeviceDisplay display = device_display(config, graph.device_count());
 
   // Everything is rendered before anything is written, and the files appear together.

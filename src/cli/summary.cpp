@@ -14,6 +14,27 @@ std::string count(std::uint32_t n, std::string_view one, std::string_view many) 
   return fmt::format("{} {}", n, n == 1 ? one : many);
 }
 
+// What one task costs, so "per chunk" cannot be misread: F, B and W of one chunk of stage
+// 0 (the config's numbers once resolved), and whether other stages or chunks differ.
+std::string describe_costs(const Config& config) {
+  const parallel::PipelineSpec& p = config.pipeline;
+  const parallel::TaskCosts& first = config.costs.at(StageId{0}, 0);
+  bool differ = false;
+  for (std::uint32_t s = 0; s < p.stages && !differ; ++s) {
+    for (std::uint32_t c = 0; c < p.chunks && !differ; ++c) {
+      const parallel::TaskCosts& t = config.costs.at(StageId{s}, c);
+      differ =
+          t.forward != first.forward || t.backward != first.backward || t.weight != first.weight;
+    }
+  }
+  std::string out = fmt::format("per chunk: F {}, B {}, W {} x {} per device",
+                                format_duration(first.forward), format_duration(first.backward),
+                                format_duration(first.weight), count(p.chunks, "chunk", "chunks"));
+  if (config.costs_per == "stage") out += " (given per stage, split across its chunks)";
+  if (differ) out += "; stage 0 shown, others differ";
+  return out;
+}
+
 }  // namespace
 
 std::string describe_run(const Config& config, const EventGraph& graph) {
@@ -31,6 +52,7 @@ std::string format_summary(const Config& config, const EventGraph& graph,
     out += fmt::format("{:<15}{}\n", key, value);
   };
   line("run", describe_run(config, graph));
+  line("costs", describe_costs(config));
   if (config.data_parallel.degree > 1 || config.tensor_parallel > 1) {
     const std::uint64_t gpus = std::uint64_t{config.data_parallel.degree} * config.tensor_parallel *
                                config.pipeline.stages;

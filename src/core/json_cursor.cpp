@@ -16,6 +16,8 @@
 namespace perflow {
 namespace {
 
+constexpr std::string_view kCommentKey = "comment";
+
 std::string escape_pointer_token(std::string_view key) {
   std::string out;
   for (char c : key) {
@@ -85,15 +87,22 @@ std::string JsonCursor::describe(const nlohmann::json& value) {
   }
 }
 
-void JsonCursor::expect_object(std::initializer_list<std::string_view> allowed) const {
+void JsonCursor::expect_object(std::span<const std::string_view> allowed) const {
   if (!value_->is_object()) fail_expected("an object");
-  const std::vector<std::string> names(allowed.begin(), allowed.end());
   for (const auto& [key, member] : value_->items()) {
+    if (key == kCommentKey) {
+      if (!member.is_string()) {
+        JsonCursor(member, file_, pointer_ + "/" + key).fail_expected("a string (a comment)");
+      }
+      continue;
+    }
     bool known = false;
     for (std::string_view name : allowed) known = known || name == key;
     if (known) continue;
+    std::vector<std::string> names(allowed.begin(), allowed.end());
     std::string valid;
     for (std::string_view name : allowed) valid += (valid.empty() ? "" : ", ") + std::string(name);
+    names.emplace_back(kCommentKey);
     throw ConfigError(file_, pointer_ + "/" + escape_pointer_token(key),
                       fmt::format("unknown key '{}'{} (valid keys here: {})", key,
                                   did_you_mean_suffix(key, names), valid));

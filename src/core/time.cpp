@@ -34,11 +34,13 @@ TimeNs parse_duration(std::string_view text) {
     }
   }
   if (scale == 0) {
+    // A string always needs its unit: "2733" could be any of them. (Plain JSON numbers are
+    // microseconds; that rule is the config's, not this text's.)
     if (!text.empty() && text.back() >= '0' && text.back() <= '9') {
-      scale = kNsPerUs;  // a bare number is microseconds, as in JSON numbers
-    } else {
-      throw std::invalid_argument("a duration with a unit (ns, us, ms, s)");
+      throw std::invalid_argument(fmt::format(
+          "a duration with a unit (ns, us, ms, s), such as \"{}us\"", text.substr(0, 40)));
     }
+    throw std::invalid_argument("a duration with a unit (ns, us, ms, s)");
   }
   while (!number.empty() && number.back() == ' ') number.remove_suffix(1);
   if (!number.empty() && number.front() == '-') throw std::invalid_argument("a duration >= 0");

@@ -2,10 +2,16 @@
 
 #include <fstream>
 #include <functional>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
 #include <string>
 
 #include <gtest/gtest.h>
 
+#include "../../src/cli/detail/config_fields.hpp"
+#include "perflow/cli/config_schema.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/simulator/simulate.hpp"
 
@@ -23,7 +29,7 @@ nlohmann::json base() {
 std::string error_of(const nlohmann::json& doc) {
   try {
     const Config c = parse_config(doc, "cfg.json");
-    (void)build_graph(c);
+    (void)simulate(c, build_graph(c));
   } catch (const Error& e) {
     return e.what();
   }
@@ -314,6 +320,273 @@ TEST(Config, DataParallelAddsAllReducesAndOptimizerSteps) {
   doc["parallelism"] = {{"pipeline_parallel", 2}};
   EXPECT_EQ(error_of(doc).substr(0, 60),
             "cfg.json:/parallelism/pipeline_parallel: unknown key 'pipeli");
+}
+
+// costs.per "stage": the numbers are a whole stage's, split across its chunks so that the
+// chunks sum exactly to it (the first chunks take the spare nanoseconds).
+TEST(Config, CostsPerStageSplitAcrossChunks) {
+  auto doc = base();
+  doc["pipeline"] = {
+      {"schedule", "interleaved-1f1b"}, {"stages", 4}, {"microbatches", 8}, {"chunks", 2}};
+  doc["costs"] = {{"per", "stage"},        {"forward", 1315},        {"backward", "1001ns"},
+                  {"weight", 2650},        {"activation", "2GB"},    {"static_memory", "10GB"},
+                  {"boundary_bytes", 100}, {"optimizer", "3ns"},     {"gradient_bytes", 8},
+                  {"tp_allreduces", 3},    {"tp_allreduce_bytes", 0}};
+  const Config c = parse_config(doc, "cfg.json");
+  EXPECT_EQ(c.costs_per, "stage");
+  for (std::uint32_t chunk = 0; chunk < 2; ++chunk) {
+    const auto& t = c.costs.at(StageId{1}, chunk);
+    EXPECT_EQ(t.forward, 657'500);
+    EXPECT_EQ(t.backward, chunk == 0 ? 501 : 500);
+    EXPECT_EQ(t.weight, 1'325'000);
+    EXPECT_EQ(t.activation, 1e9);
+  }
+  EXPECT_EQ(c.devices[1].static_memory, 10e9);  // a stage's, not split
+  EXPECT_EQ(c.simulation.boundary_bytes, (std::vector<double>(4, 100.0)));
+  EXPECT_EQ(c.data_parallel.optimizer[2], 2);  // stage 1, chunk 0: 3 ns split 2 + 1
+  EXPECT_EQ(c.data_parallel.optimizer[3], 1);
+  EXPECT_EQ(c.data_parallel.gradient_bytes[3], 4.0);
+
+  // The same model per chunk: the default reads the numbers as one chunk's.
+  doc["costs"].erase("per");
+  const Config per_chunk = parse_config(doc, "cfg.json");
+  EXPECT_EQ(per_chunk.costs_per, "chunk");
+  EXPECT_EQ(per_chunk.costs.at(StageId{1}, 1).forward, 1'315'000);
+
+  // A stage-wide override follows costs.per; a chunk's own override is that chunk's.
+  doc["costs"]["per"] = "stage";
+  doc["costs"]["overrides"] = {{{"stages", "2-3"}, {"forward", 100}},
+                               {{"stages", 3}, {"chunk", 1}, {"weight", 7}}};
+  doc["device_types"] = {{"A100", {{"backward", 30}}}};
+  doc["placement"] = {{{"stages", "0-3"}, {"device_type", "A100"}}};
+  const Config o = parse_config(doc, "cfg.json");
+  EXPECT_EQ(o.costs.at(StageId{2}, 0).forward, 50'000);
+  EXPECT_EQ(o.costs.at(StageId{3}, 1).weight, 7'000);
+  EXPECT_EQ(o.costs.at(StageId{3}, 0).weight, 1'325'000);
+  EXPECT_EQ(o.costs.at(StageId{0}, 1).backward, 15'000);  // the device type's, split
+}
+
+// Interleaving a model per stage does not change its work: the same numbers per stage give
+// 1F1B and interleaved 1F1B the same busy time per device.
+TEST(Config, CostsPerStageKeepTheModelWhenChunksChange) {
+  auto doc = base();
+  doc["costs"]["per"] = "stage";
+  const auto busy = [](const nlohmann::json& d) {
+    const Config c = parse_config(d, "cfg.json");
+    return simulate(c, build_graph(c)).metrics.devices[0].busy;
+  };
+  const TimeNs one = busy(doc);
+  doc["pipeline"]["schedule"] = "interleaved-1f1b";
+  doc["pipeline"]["chunks"] = 2;
+  EXPECT_EQ(busy(doc), one);
+  EXPECT_EQ(one, 8 * (1'315'000 + 2'733'000 + 2'650'000));
+}
+
+TEST(Config, AnOverrideOfOneChunkRefusesWholeStageFields) {
+  auto doc = base();
+  doc["pipeline"] = {
+      {"schedule", "interleaved-1f1b"}, {"stages", 4}, {"microbatches", 8}, {"chunks", 2}};
+  for (const char* field : {"static_memory", "boundary_bytes"}) {
+    doc["costs"]["overrides"] = {{{"stages", 0}, {"chunk", 1}, {field, "1GB"}}};
+    EXPECT_EQ(error_of(doc),
+              fmt::format("cfg.json:/costs/overrides/0/{}: {} is a whole stage's, so an override "
+                          "with \"chunk\" cannot set it (give it in an override without "
+                          "\"chunk\")",
+                          field, field));
+  }
+  // Without "chunk" it applies to the stage.
+  doc["costs"]["overrides"] = {{{"stages", 0}, {"static_memory", "1GB"}}};
+  EXPECT_EQ(parse_config(doc, "cfg.json").devices[0].static_memory, 1e9);
+}
+
+TEST(Config, DurationsInStringsNeedAUnit) {
+  auto doc = base();
+  doc["costs"]["backward"] = "2733";
+  EXPECT_EQ(error_of(doc),
+            "cfg.json:/costs/backward: expected a duration with a unit (ns, us, ms, s), such as "
+            "\"2733us\", got \"2733\"");
+  doc["costs"]["backward"] = "2733us";
+  EXPECT_EQ(parse_config(doc, "cfg.json").costs.uniform().backward, 2'733'000);
+}
+
+TEST(Config, CommentsAndASchemaKeyAreAccepted) {
+  auto doc = base();
+  doc["$schema"] = "https://example.org/perflow.schema.json";
+  doc["comment"] = "top";
+  doc["pipeline"]["comment"] = "p";
+  doc["costs"]["overrides"] = {{{"stages", 0}, {"forward", 1}, {"comment", "slow GPU"}}};
+  EXPECT_EQ(parse_config(doc, "cfg.json").costs.at(StageId{0}, 0).forward, 1000);
+  doc["network"]["comment"] = 3;
+  EXPECT_EQ(error_of(doc), "cfg.json:/network/comment: expected a string (a comment), got 3");
+  doc = base();
+  doc["$schema"] = 1;
+  EXPECT_EQ(error_of(doc), "cfg.json:/$schema: expected a string, got 1");
+  doc = base();
+  doc["costs"]["coment"] = "x";
+  EXPECT_EQ(error_of(doc).substr(0, 72),
+            "cfg.json:/costs/coment: unknown key 'coment'; did you mean 'comment'? (v");
+}
+
+// A step beyond the simulator's range names the file, as every config error does.
+TEST(Config, TheRangeErrorNamesTheFile) {
+  auto doc = base();
+  doc["costs"]["forward"] = "400000000s";
+  doc["pipeline"]["microbatches"] = 16;
+  doc["pipeline"]["stages"] = 1;
+  EXPECT_EQ(error_of(doc).substr(0, 50), "cfg.json: the simulated step could last up to 6.4e");
+}
+
+// Every error path the table reaches: each field of each object given a value of the wrong
+// kind or out of bounds, and an unknown key in each object. Each error names the file and
+// the pointer of the field (or of an object above it), never nothing.
+nlohmann::json full_config() {
+  return nlohmann::json::parse(R"({
+    "description": "every object",
+    "pipeline": {"schedule": "interleaved-1f1b", "stages": 4, "microbatches": 8, "chunks": 2},
+    "parallelism": {"data_parallel": 2, "tensor_parallel": 2, "overlap_grad_reduce": true},
+    "costs": {"forward": 10, "backward": 20, "weight": 30, "activation": "1GB",
+              "backward_frees": 0.5, "static_memory": "1GB", "boundary_bytes": "1MB",
+              "optimizer": 5, "gradient_bytes": "1MB", "tp_allreduce_bytes": "1MB",
+              "tp_allreduces": 2, "per": "chunk",
+              "overrides": [{"stages": "0-1", "chunk": 1, "forward": 11}]},
+    "device_types": {"H100": {"forward": 9, "memory": "80GB"}},
+    "placement": [{"stages": "0-3", "device_type": "H100"}],
+    "network": {"p2p_latency": "1us", "devices_per_node": 2,
+                "intra_node": {"latency": "1us", "bandwidth": "400GB/s"},
+                "inter_node": {"latency": "5us", "bandwidth": "100Gb/s"},
+                "data_parallel": {"latency": "5us", "bandwidth": "100Gb/s"},
+                "tensor_parallel": {"latency": "1us", "bandwidth": "400GB/s"}},
+    "simulation": {"mode": "ordered", "lower_communication": true}
+  })");
+}
+
+std::vector<nlohmann::json> bad_values(const detail::Field& f) {
+  using K = detail::FieldKind;
+  switch (f.kind) {
+    case K::String:
+      return {5, nlohmann::json::object()};
+    case K::Choice:
+    case K::Schedule:
+      return {"nope", 1};
+    case K::Boolean:
+      return {1, "true"};
+    case K::Integer:
+      return {f.min - 1, f.max + 1, 1.5, "8"};
+    case K::Number:
+      return {"x", f.exclusive_min ? f.min : f.min - 1, f.max * 10 + 1};
+    case K::Duration:
+      return {"2733", -1, "1.5 parsecs", nlohmann::json::object()};
+    case K::Size:
+      return {"20 parsecs", -1, 1e19, true};
+    case K::Rate:
+      return {"fast", 0, "5GB"};
+    case K::StageRange:
+      return {"3-1", 99, nlohmann::json::array({0}), "a"};
+    case K::Order:
+      return {5, nlohmann::json::array({"X0.0"})};
+    case K::Object:
+      return {5, nlohmann::json{{"bogus", 1}}};
+    case K::ObjectArray:
+      return {5, nlohmann::json::array({5})};
+    case K::ObjectMap:
+      return {5, nlohmann::json{{"H100", 5}}};
+  }
+  return {};
+}
+
+void walk(const nlohmann::json& doc, const detail::Section& section, const std::string& pointer,
+          std::size_t& checked) {
+  const nlohmann::json::json_pointer at(pointer);
+  {
+    nlohmann::json bad = doc;
+    bad[at]["bogus_key"] = 1;
+    EXPECT_TRUE(error_of(bad).starts_with("cfg.json:" + pointer + "/bogus_key: unknown key"))
+        << error_of(bad);
+    ++checked;
+  }
+  for (const auto& part : section.parts) {
+    for (const detail::Field& f : part) {
+      const std::string here =
+          pointer + "/" + std::string(f.name == "$schema" ? "$schema" : f.name);
+      if (f.name == "order" || f.name == "shape" || f.name == "memory_limit" ||
+          f.name == "microbatch_group_size" || f.name == "parts") {
+        continue;  // only some schedules take them: walked on their own configs below
+      }
+      for (const nlohmann::json& value : bad_values(f)) {
+        nlohmann::json bad = doc;
+        bad[nlohmann::json::json_pointer(here)] = value;
+        const std::string error = error_of(bad);
+        EXPECT_TRUE(error.starts_with("cfg.json:" + here) ||
+                    (f.required && error.starts_with("cfg.json:" + pointer)))
+            << here << " = " << value.dump() << ": " << error;
+        ++checked;
+      }
+      if (f.section == nullptr) continue;
+      if (f.kind == detail::FieldKind::Object) walk(doc, *f.section, here, checked);
+      if (f.kind == detail::FieldKind::ObjectArray) walk(doc, *f.section, here + "/0", checked);
+      if (f.kind == detail::FieldKind::ObjectMap) walk(doc, *f.section, here + "/H100", checked);
+    }
+  }
+}
+
+TEST(Config, EveryErrorNamesTheFileAndThePointer) {
+  const nlohmann::json doc = full_config();
+  ASSERT_EQ(error_of(doc), "(no error)");
+  std::size_t checked = 0;
+  walk(doc, detail::kConfigSection, "", checked);
+  EXPECT_GT(checked, 150u);
+
+  // The fields only some schedules take, on a schedule that takes them.
+  auto custom = base();
+  custom["pipeline"] = {{"schedule", "custom"},
+                        {"stages", 1},
+                        {"microbatches", 1},
+                        {"order", {"F0.0 BW0.0"}},
+                        {"shape", "linear"}};
+  ASSERT_EQ(error_of(custom), "(no error)");
+  for (const auto& [key, value] : std::vector<std::pair<std::string, nlohmann::json>>{
+           {"order", 5}, {"order", {"F0.0 X1"}}, {"order", {{"F0.0", 3}}}, {"shape", "w"}}) {
+    auto bad = custom;
+    bad["pipeline"][key] = value;
+    EXPECT_TRUE(error_of(bad).starts_with("cfg.json:/pipeline/" + key)) << error_of(bad);
+  }
+  auto zb = base();
+  zb["pipeline"] = {{"schedule", "zb"}, {"stages", 4}, {"microbatches", 8}, {"memory_limit", 0}};
+  EXPECT_TRUE(error_of(zb).starts_with("cfg.json:/pipeline/memory_limit: ")) << error_of(zb);
+  auto parts = heterogeneous_zbv();
+  parts["parts"] = {{{"stages", "0-7"}, {"schedule", "zbvv"}}};
+  parts.erase("placement");
+  EXPECT_TRUE(error_of(parts).starts_with("cfg.json:/parts/0/schedule: unknown schedule"))
+      << error_of(parts);
+}
+
+// The schema is generated from the same table: every key the parser takes is in it, with
+// the same bounds, and nothing else.
+TEST(ConfigSchema, ListsEveryKeyOfTheTable) {
+  const nlohmann::ordered_json schema = config_schema();
+  EXPECT_EQ(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
+  EXPECT_EQ(schema["additionalProperties"], false);
+  EXPECT_EQ(schema["required"], nlohmann::ordered_json::array({"pipeline"}));
+  const auto& stages = schema["$defs"]["pipeline"]["properties"]["stages"];
+  EXPECT_EQ(stages["minimum"], 1);
+  EXPECT_EQ(stages["maximum"], 65536);
+  const auto keys = [](const nlohmann::ordered_json& object) {
+    std::vector<std::string> out;
+    for (const auto& [key, value] : object["properties"].items()) out.push_back(key);
+    return out;
+  };
+  const auto table_keys = [](const detail::Section& section) {
+    const std::vector<std::string_view> names = section.keys();
+    std::vector<std::string> out(names.begin(), names.end());
+    out.emplace_back("comment");
+    return out;
+  };
+  EXPECT_EQ(keys(schema), table_keys(detail::kConfigSection));
+  EXPECT_EQ(keys(schema["$defs"]["costs"]), table_keys(detail::kCostsSection));
+  EXPECT_EQ(keys(schema["$defs"]["override"]), table_keys(detail::kOverrideSection));
+  EXPECT_EQ(keys(schema["$defs"]["link"]), table_keys(detail::kLinkSection));
+  EXPECT_EQ(schema["$defs"]["costs"]["properties"]["per"]["enum"],
+            nlohmann::ordered_json::array({"chunk", "stage"}));
 }
 
 }  // namespace

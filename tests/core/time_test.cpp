@@ -14,7 +14,6 @@ TEST(ParseDuration, UnitsAreExact) {
   EXPECT_EQ(parse_duration("2ms"), 2'000'000);
   EXPECT_EQ(parse_duration("0.1s"), 100'000'000);
   EXPECT_EQ(parse_duration("0us"), 0);
-  EXPECT_EQ(parse_duration("1315"), 1'315'000);  // bare number: microseconds
   EXPECT_EQ(parse_duration("7\xC2\xB5s"), 7000);
   EXPECT_EQ(parse_duration("0.000000001s"), 1);
   EXPECT_EQ(parse_duration("0.999999999000s"), 999'999'999);  // zeros past 1 ns are fine
@@ -23,8 +22,18 @@ TEST(ParseDuration, UnitsAreExact) {
 TEST(ParseDuration, RejectsWithAReason) {
   for (const char* bad :
        {"", "ms", "1.0005ns", "-3us", "1e3us", "fast", "1..2ms", "1.5 parsecs",
-        "99999999999999999999s", "0.999999999999s", "0.9999999999s", "1.0001us0"}) {
+        "99999999999999999999s", "0.999999999999s", "0.9999999999s", "1.0001us0", "1315", "2.5"}) {
     EXPECT_THROW((void)parse_duration(bad), std::invalid_argument) << bad;
+  }
+}
+
+// A unit-less string is refused with the spelling that would have worked.
+TEST(ParseDuration, AStringNeedsItsUnit) {
+  try {
+    (void)parse_duration("2733");
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "a duration with a unit (ns, us, ms, s), such as \"2733us\"");
   }
 }
 

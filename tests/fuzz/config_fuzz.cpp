@@ -22,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                 config.pipeline.microbatches * config.pipeline.chunks;
     if (tasks > 20'000) return 0;
     const perflow::EventGraph graph = perflow::cli::build_graph(config);
-    (void)perflow::simulator::simulate(graph, config.simulation);
+    (void)perflow::cli::simulate(config, graph);
   } catch (const perflow::Error&) {
     // The expected outcome for bad input.
   }

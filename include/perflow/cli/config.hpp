@@ -12,6 +12,7 @@
 #include "perflow/parallel/pipeline.hpp"
 #include "perflow/simulator/metrics.hpp"
 #include "perflow/simulator/options.hpp"
+#include "perflow/simulator/simulate.hpp"
 
 namespace perflow::cli {
 
@@ -34,7 +35,10 @@ struct Config {
   std::string file;         ///< where it came from, for messages
   std::string description;  ///< optional free text, used as the timeline title
   parallel::PipelineSpec pipeline;
-  parallel::CostTable costs;
+  parallel::CostTable costs;  ///< per stage and chunk, resolved (always one chunk's)
+  /// /costs/per: "chunk" (the config gave one chunk's costs) or "stage" (a whole stage's,
+  /// split across its chunks).
+  std::string costs_per = "chunk";
   simulator::SimulationOptions simulation;
   std::vector<DeviceInfo> devices;  ///< one per stage
   std::vector<PartSpec> parts;      ///< empty: one graph of the whole pipeline
@@ -64,5 +68,9 @@ Config parse_config(const nlohmann::json& document, const std::string& file);
 /// keep their resolved costs), filtered to its stages, and the parts are merged. Then data
 /// parallelism (all-reduces, optimizer steps) is added and, if asked, communication lowered.
 EventGraph build_graph(const Config& config);
+
+/// Simulates the config's graph with its simulation options; an error that comes from the
+/// config's numbers as a whole (a step beyond the simulator's range) names the file.
+simulator::SimulationResult simulate(const Config& config, const EventGraph& graph);
 
 }  // namespace perflow::cli

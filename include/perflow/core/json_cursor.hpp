@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <initializer_list>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -30,8 +31,12 @@ class JsonCursor {
   [[noreturn]] void fail_expected(std::string_view expectation) const;
 
   /// Requires an object whose keys are all in `allowed`; an unknown key is reported with
-  /// its own pointer, a did-you-mean and the list of valid keys.
-  void expect_object(std::initializer_list<std::string_view> allowed) const;
+  /// its own pointer, a did-you-mean and the list of valid keys. A "comment" key (a string)
+  /// is valid in every object: an annotation that nothing reads.
+  void expect_object(std::span<const std::string_view> allowed) const;
+  void expect_object(std::initializer_list<std::string_view> allowed) const {
+    expect_object(std::span<const std::string_view>(allowed.begin(), allowed.size()));
+  }
   [[nodiscard]] bool has(std::string_view key) const;
   /// A required member; a missing one is an error naming the pointer.
   [[nodiscard]] JsonCursor at(std::string_view key) const;

@@ -15,7 +15,8 @@ inline constexpr TimeNs kNsPerMs = 1'000'000;
 inline constexpr TimeNs kNsPerS = 1'000'000'000;
 
 /// Parses "250ns", "1.5us", "2ms", "0.1s" (also "µs") exactly, with decimal arithmetic.
-/// A bare number ("12.5") is microseconds. Throws std::invalid_argument with a reason
+/// The unit is required: a bare "12.5" is refused (a JSON number is microseconds, but a
+/// string says its unit). Throws std::invalid_argument with a reason
 /// (no unit, negative, finer than 1 ns, too large) that callers wrap with context.
 TimeNs parse_duration(std::string_view text);
 

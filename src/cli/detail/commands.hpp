@@ -22,5 +22,6 @@ void add_costs_command(CLI::App& app);
 void add_measured_command(CLI::App& app);
 void add_compare_measured_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
+void add_schema_command(CLI::App& app);
 
 }  // namespace perflow::cli::detail

@@ -1,0 +1,329 @@
+// The config format, one entry per key (README "Config format" says the same in prose).
+#include "detail/config_fields.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace perflow::cli::detail {
+namespace {
+
+using K = FieldKind;
+
+constexpr std::string_view kShapes[] = {"linear", "interleaved", "v", "dualpipe"};
+constexpr std::string_view kModes[] = {"ordered", "greedy"};
+constexpr std::string_view kPer[] = {kCostsPerChunk, kCostsPerStage};
+
+constexpr double kMaxSize = 1 << 24;
+constexpr double kMaxDegree = 1 << 20;
+
+constexpr Field kPipelineFields[] = {
+    {.name = "schedule",
+     .kind = K::Schedule,
+     .description = "a name from `perflow schedules`",
+     .required = true},
+    {.name = "stages",
+     .kind = K::Integer,
+     .description = "pipeline devices (p)",
+     .min = 1,
+     .max = 1 << 16,
+     .required = true},
+    {.name = "microbatches",
+     .kind = K::Integer,
+     .description = "microbatches per step (m)",
+     .min = 1,
+     .max = kMaxSize,
+     .required = true},
+    {.name = "chunks",
+     .kind = K::Integer,
+     .description = "model chunks per device (v), default 1",
+     .min = 1,
+     .max = 256},
+    {.name = "split_backward",
+     .kind = K::Boolean,
+     .description = "run the backward as separate B and W tasks where the schedule fuses them"},
+    {.name = "microbatch_group_size",
+     .kind = K::Integer,
+     .description = "interleaved-1f1b: microbatches per group (default: stages)",
+     .min = 1,
+     .max = kMaxSize},
+    {.name = "memory_limit",
+     .kind = K::Number,
+     .description = "automatic schedulers: peak activation memory per device, in F activations",
+     .min = 0,
+     .max = 1e9,
+     .exclusive_min = true},
+    {.name = "order",
+     .kind = K::Order,
+     .description = "custom only: one program per device, task labels such as F0.0 B0.0 W0.0"},
+    {.name = "shape",
+     .kind = K::Choice,
+     .description = "custom only: where the order's chunks run",
+     .choices = kShapes},
+};
+
+// The cost fields /costs, a device type and an override share.
+constexpr Field kCostFields[] = {
+    {.name = "forward",
+     .kind = K::Duration,
+     .description = "one forward (F) of one chunk of a stage, per microbatch"},
+    {.name = "backward",
+     .kind = K::Duration,
+     .description = "one input-gradient backward (B) of one chunk, per microbatch"},
+    {.name = "weight",
+     .kind = K::Duration,
+     .description = "one weight-gradient backward (W) of one chunk, per microbatch"},
+    {.name = "activation",
+     .kind = K::Size,
+     .description = "activation memory one F allocates (bytes, or 1 for one activation)"},
+    {.name = "backward_frees",
+     .kind = K::Number,
+     .description = "fraction of an F's activation that B frees; W frees the rest",
+     .min = 0,
+     .max = 1},
+    {.name = "static_memory",
+     .kind = K::Size,
+     .description = "memory a stage holds throughout (parameters, gradients, optimizer state)"},
+    {.name = "boundary_bytes",
+     .kind = K::Size,
+     .description = "bytes one microbatch's activation sends to the next stage"},
+    {.name = "optimizer",
+     .kind = K::Duration,
+     .description = "the optimizer step of one chunk of a stage"},
+    {.name = "gradient_bytes",
+     .kind = K::Size,
+     .description = "gradient bytes one chunk all-reduces across data-parallel replicas"},
+    {.name = "tp_allreduce_bytes",
+     .kind = K::Size,
+     .description = "bytes of one tensor-parallel all-reduce"},
+    {.name = "tp_allreduces",
+     .kind = K::Integer,
+     .description = "tensor-parallel all-reduces in each F and in each B of one chunk",
+     .min = 0,
+     .max = kMaxDegree},
+};
+
+constexpr Field kOverrideFields[] = {
+    {.name = "stages",
+     .kind = K::StageRange,
+     .description = "the stages it covers",
+     .required = true},
+    {.name = "chunk",
+     .kind = K::Integer,
+     .description = "only this chunk of those stages (per-chunk fields only)",
+     .min = 0,
+     .max = 255},
+};
+
+}  // namespace
+
+constinit const Section kOverrideSection{
+    "override", "costs for a stage or a range of stages", {kCostFields, kOverrideFields}};
+
+namespace {
+
+constexpr Field kCostsOwnFields[] = {
+    {.name = "per",
+     .kind = K::Choice,
+     .description = "\"chunk\" (default): durations, activation, optimizer and gradient bytes "
+                    "are one chunk's; \"stage\": they are a whole stage's, split across its "
+                    "chunks",
+     .choices = kPer},
+    {.name = "overrides",
+     .kind = K::ObjectArray,
+     .description = "costs for a stage or a range of stages, optionally one chunk; applied "
+                    "in order",
+     .section = &kOverrideSection},
+};
+
+constexpr Field kDeviceTypeFields[] = {
+    {.name = "memory", .kind = K::Size, .description = "the device's memory capacity"},
+};
+
+}  // namespace
+
+constinit const Section kCostsSection{
+    "costs", "the cost of each piece of work", {kCostFields, kCostsOwnFields}};
+constinit const Section kDeviceTypeSection{
+    "device type", "a GPU type: any cost field plus its memory", {kCostFields, kDeviceTypeFields}};
+
+namespace {
+
+constexpr Field kPlacementFields[] = {
+    {.name = "stages",
+     .kind = K::StageRange,
+     .description = "the stages this type runs",
+     .required = true},
+    {.name = "device_type",
+     .kind = K::String,
+     .description = "a name defined in /device_types",
+     .required = true},
+};
+
+constexpr Field kPartFields[] = {
+    {.name = "stages",
+     .kind = K::StageRange,
+     .description = "the stages this part keeps",
+     .required = true},
+    {.name = "device_type",
+     .kind = K::String,
+     .description = "a name defined in /device_types (default: the uniform costs)"},
+    {.name = "schedule",
+     .kind = K::Schedule,
+     .description = "the schedule this part builds (default: the pipeline's)"},
+};
+
+constexpr Field kLinkFields[] = {
+    {.name = "latency", .kind = K::Duration, .description = "per transfer"},
+    {.name = "bandwidth",
+     .kind = K::Rate,
+     .description = "bytes per second; unset: latency only",
+     .min = 1,
+     .max = kMaxBytes},
+};
+
+}  // namespace
+
+constinit const Section kPlacementSection{
+    "placement", "which device type runs which stages", {kPlacementFields, {}}};
+constinit const Section kPartSection{
+    "part", "a schedule built on one device type, of which stages are kept", {kPartFields, {}}};
+constinit const Section kLinkSection{"link", "a link: latency and bandwidth", {kLinkFields, {}}};
+
+namespace {
+
+constexpr Field kNetworkFields[] = {
+    {.name = "p2p_latency",
+     .kind = K::Duration,
+     .description = "added to every dependence that crosses devices"},
+    {.name = "devices_per_node",
+     .kind = K::Integer,
+     .description = "devices d and e share a node when d / n == e / n; default: one node",
+     .min = 1,
+     .max = kMaxSize},
+    {.name = "intra_node",
+     .kind = K::Object,
+     .description = "the link between devices of one node",
+     .section = &kLinkSection},
+    {.name = "inter_node",
+     .kind = K::Object,
+     .description = "the link between devices of two nodes",
+     .section = &kLinkSection},
+    {.name = "data_parallel",
+     .kind = K::Object,
+     .description = "the per-rank link of a data-parallel all-reduce ring (default: inter_node)",
+     .section = &kLinkSection},
+    {.name = "tensor_parallel",
+     .kind = K::Object,
+     .description = "the per-rank link of a tensor-parallel all-reduce ring (default: "
+                    "intra_node)",
+     .section = &kLinkSection},
+};
+
+constexpr Field kParallelismFields[] = {
+    {.name = "data_parallel",
+     .kind = K::Integer,
+     .description = "data-parallel replicas of the pipeline",
+     .min = 1,
+     .max = kMaxDegree},
+    {.name = "tensor_parallel",
+     .kind = K::Integer,
+     .description = "tensor-parallel ranks per pipeline device",
+     .min = 1,
+     .max = kMaxDegree},
+    {.name = "overlap_grad_reduce",
+     .kind = K::Boolean,
+     .description = "each chunk's all-reduce starts after its last W (default true)"},
+};
+
+constexpr Field kSimulationFields[] = {
+    {.name = "mode",
+     .kind = K::Choice,
+     .description = "ordered (each device runs its program in order) or greedy",
+     .choices = kModes},
+    {.name = "lower_communication",
+     .kind = K::Boolean,
+     .description = "transfers become SEND tasks on per-link lanes"},
+};
+
+}  // namespace
+
+constinit const Section kPipelineSection{
+    "pipeline", "the schedule and its sizes", {kPipelineFields, {}}};
+constinit const Section kNetworkSection{
+    "network", "latencies, links and nodes", {kNetworkFields, {}}};
+constinit const Section kParallelismSection{
+    "parallelism", "degrees beyond the pipeline", {kParallelismFields, {}}};
+constinit const Section kSimulationSection{
+    "simulation", "how the graph is simulated", {kSimulationFields, {}}};
+
+namespace {
+
+constexpr Field kConfigFields[] = {
+    {.name = "$schema",
+     .kind = K::String,
+     .description = "the schema an editor validates this file against (ignored)"},
+    {.name = "description", .kind = K::String, .description = "free text; the timeline's title"},
+    {.name = "pipeline",
+     .kind = K::Object,
+     .description = "the schedule and its sizes",
+     .required = true,
+     .section = &kPipelineSection},
+    {.name = "parallelism",
+     .kind = K::Object,
+     .description = "data and tensor parallelism",
+     .section = &kParallelismSection},
+    {.name = "costs",
+     .kind = K::Object,
+     .description = "the cost of each piece of work",
+     .section = &kCostsSection},
+    {.name = "device_types",
+     .kind = K::ObjectMap,
+     .description = "named GPU types: cost fields plus memory capacity",
+     .section = &kDeviceTypeSection},
+    {.name = "placement",
+     .kind = K::ObjectArray,
+     .description = "which device type runs which stages",
+     .section = &kPlacementSection},
+    {.name = "parts",
+     .kind = K::ObjectArray,
+     .description = "instead of placement: per part, a schedule built on its device type",
+     .section = &kPartSection},
+    {.name = "network",
+     .kind = K::Object,
+     .description = "latencies, links and nodes",
+     .section = &kNetworkSection},
+    {.name = "simulation",
+     .kind = K::Object,
+     .description = "how the graph is simulated",
+     .section = &kSimulationSection},
+};
+
+}  // namespace
+
+constinit const Section kConfigSection{
+    "config", "a perflow simulate configuration", {kConfigFields, {}}};
+
+std::vector<std::string_view> Section::keys() const {
+  std::vector<std::string_view> out;
+  for (const auto& part : parts) {
+    for (const Field& field : part) out.push_back(field.name);
+  }
+  return out;
+}
+
+const Field& Section::field(std::string_view field_name) const {
+  for (const auto& part : parts) {
+    for (const Field& f : part) {
+      if (f.name == field_name) return f;
+    }
+  }
+  throw std::logic_error("config table: no field '" + std::string(field_name) + "' in " +
+                         std::string(name));
+}
+
+std::int64_t read_integer(const JsonCursor& cursor, const Field& field) {
+  return cursor.as_integer(static_cast<std::int64_t>(field.min),
+                           static_cast<std::int64_t>(field.max));
+}
+
+}  // namespace perflow::cli::detail
