@@ -1,0 +1,88 @@
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "perflow/model/device_spec.hpp"
+#include "perflow/model/operators.hpp"
+#include "perflow/model/training.hpp"
+#include "perflow/model/transformer.hpp"
+
+namespace perflow::model {
+
+/// Which layers one pipeline position (one chunk of one stage) holds.
+struct LayerRange {
+  std::uint32_t first = 0;
+  std::uint32_t count = 0;
+  bool embedding = false;  ///< the first position: the input embedding
+  bool head = false;       ///< the last position: final norm, LM head and loss
+};
+
+/// Splits the layers over `positions` pipeline positions, counting the embedding and the
+/// LM head as one layer each (Megatron-LM's account_for_embedding_in_pipeline_split and
+/// account_for_loss_in_pipeline_split): layers + 2 units as even as possible, the earlier
+/// positions taking the spare units. Throws std::invalid_argument if a position would hold
+/// nothing.
+std::vector<LayerRange> balanced_split(std::uint32_t layers, std::uint32_t positions);
+/// Layers given per position (must add up to the model's layers).
+std::vector<LayerRange> explicit_split(std::span<const std::uint32_t> counts);
+/// The split that minimises the slowest device: `seconds_per_layer[k]` is how long one layer
+/// takes at position k and `device_of[k]` the device that runs it; each device's positions
+/// share its load evenly. Greedy on units (embedding and head counted as layers), so a
+/// device twice as fast gets twice the layers.
+std::vector<LayerRange> fastest_split(std::uint32_t layers,
+                                      std::span<const double> seconds_per_layer,
+                                      std::span<const std::uint32_t> device_of,
+                                      std::uint32_t devices);
+
+/// One operator's time in each pass, for the derivation's explanation.
+struct OperatorTime {
+  std::string name;
+  double count = 1;                 ///< how many (layers) the position holds
+  std::array<double, 3> flops{};    ///< per pass, all of them
+  std::array<double, 3> seconds{};  ///< per pass, all of them
+};
+
+/// What one position costs per microbatch on one tensor-parallel rank, and holds.
+struct PositionCosts {
+  LayerRange layers;
+  double forward_ns = 0;       ///< F
+  double backward_ns = 0;      ///< B, with recomputation folded in
+  double weight_ns = 0;        ///< W
+  double recompute_ns = 0;     ///< the part of backward_ns that recomputes the forward
+  double activation = 0;       ///< bytes one F keeps until its backward
+  double backward_frees = 0;   ///< the share of them B frees (W needs the rest)
+  double parameters = 0;       ///< on one tensor-parallel rank
+  double weight_bytes = 0;     ///< parameters in the training precision (2 bytes)
+  double gradient_bytes = 0;   ///< fp32 main gradients (4 bytes per parameter)
+  double optimizer_bytes = 0;  ///< fp32 master weights and Adam moments (12, or 12/dp)
+  double boundary_bytes = 0;   ///< the activation sent to the next position
+  double tp_allreduce_bytes = 0;
+  std::uint32_t tp_allreduces = 0;  ///< in each F and each B
+  double dp_gradient_bytes = 0;     ///< all-reduced across data parallel replicas
+  double optimizer_ns = 0;          ///< the Adam step of this position's parameters
+  std::vector<OperatorTime> operators;
+
+  [[nodiscard]] double static_memory() const {
+    return weight_bytes + gradient_bytes + optimizer_bytes;
+  }
+};
+
+/// Parallel degrees the derivation needs beyond the pipeline.
+struct Degrees {
+  std::uint32_t tensor = 1;
+  std::uint32_t data = 1;
+};
+
+/// Costs, memory and traffic of one position on `device`.
+PositionCosts derive_position(const Transformer& model, const Training& training,
+                              const Degrees& degrees, const DeviceSpec& device,
+                              const LayerRange& layers);
+
+/// Seconds of one layer's F + B + W on `device` (what the fastest split balances).
+double layer_seconds(const Transformer& model, const Training& training, std::uint32_t tp,
+                     const DeviceSpec& device);
+
+}  // namespace perflow::model

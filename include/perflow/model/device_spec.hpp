@@ -1,0 +1,59 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+namespace perflow::model {
+
+/// The arithmetic a run trains in (tensor-core inputs).
+enum class Precision : std::uint8_t { Bf16, Fp16, Fp8 };
+
+std::string_view to_string(Precision precision);
+std::optional<Precision> parse_precision(std::string_view text);
+
+/// How close to peak a kernel runs. A GEMM of smallest dimension x reaches
+/// gemm_max * x / (x + gemm_half): small or skinny GEMMs run far below peak (tile and wave
+/// quantization, too little work per SM), large square ones approach gemm_max. Attention
+/// (a fused, FlashAttention-style kernel) and memory-bound kernels have flat fractions.
+struct Efficiency {
+  double gemm_max = 0.80;
+  double gemm_half = 96;  ///< the smallest dimension at which a GEMM reaches half of gemm_max
+  double attention_forward = 0.55;
+  double attention_backward = 0.40;
+  double memory = 0.80;  ///< fraction of memory bandwidth element-wise kernels reach
+
+  /// The fraction of peak FLOP/s a GEMM whose smallest dimension is `smallest` reaches.
+  [[nodiscard]] double gemm(double smallest) const {
+    return gemm_max * smallest / (smallest + gemm_half);
+  }
+};
+
+/// A GPU as the cost model sees it. Rates are per second, sizes in bytes.
+struct DeviceSpec {
+  double peak_bf16 = 0;  ///< dense FLOP/s (0: not supported)
+  double peak_fp16 = 0;
+  double peak_fp8 = 0;
+  double memory_bandwidth = 0;
+  double memory_capacity = 0;
+  double link_bandwidth = 0;  ///< scale-up link (NVLink, Infinity Fabric), per direction
+  Efficiency efficiency;
+
+  /// Peak dense FLOP/s in `precision`; 0 when the device has none.
+  [[nodiscard]] double peak(Precision precision) const;
+};
+
+/// A named device with the public sources of its numbers.
+struct DevicePreset {
+  std::string_view name;
+  std::string_view description;
+  std::string_view source;
+  DeviceSpec spec;
+};
+
+std::span<const DevicePreset> device_presets();
+/// nullptr if no preset has that name.
+const DevicePreset* find_device_preset(std::string_view name);
+
+}  // namespace perflow::model

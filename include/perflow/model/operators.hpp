@@ -1,0 +1,52 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "perflow/model/device_spec.hpp"
+#include "perflow/model/training.hpp"
+#include "perflow/model/transformer.hpp"
+
+namespace perflow::model {
+
+/// The three passes of a piece of work: forward (F), input gradients (B), weight
+/// gradients (W).
+enum Pass : std::uint8_t { kForward = 0, kBackward = 1, kWeight = 2 };
+
+enum class OperatorKind : std::uint8_t {
+  Gemm,       ///< a matrix multiplication: compute-bound, efficiency by shape
+  Attention,  ///< the attention core (scores, softmax, values), one fused kernel
+  Memory,     ///< element-wise or reduction kernels: bound by memory bandwidth
+};
+
+/// One operator of a layer, for one microbatch on one tensor-parallel rank.
+struct Operator {
+  std::string_view name;
+  OperatorKind kind = OperatorKind::Memory;
+  std::array<double, 3> flops{};  ///< per pass
+  std::array<double, 3> bytes{};  ///< moved through memory, per pass (Memory kind)
+  double smallest = 0;            ///< Gemm: its smallest dimension (m, n or k)
+};
+
+/// The operators of one transformer layer with tensor parallelism `tp`: QKV projection,
+/// attention core, output projection, MLP matrices (column- then row-parallel, Megatron-LM),
+/// the norms, activation function and residual additions. FLOPs count 2 per multiply-add;
+/// a GEMM's B and W each redo its forward FLOPs (dX = dY W^T, dW = X^T dY); the attention
+/// core has no weights and its backward is twice its forward. Element-wise bytes are 2-byte
+/// activations read and written once per kernel.
+std::vector<Operator> layer_operators(const Transformer& model, const Training& training,
+                                      std::uint32_t tp);
+/// The input embedding (a lookup, and its gradient scattered into the table).
+std::vector<Operator> embedding_operators(const Transformer& model, const Training& training,
+                                          std::uint32_t tp);
+/// The final norm, the LM head (vocabulary-parallel) and the cross-entropy loss.
+std::vector<Operator> head_operators(const Transformer& model, const Training& training,
+                                     std::uint32_t tp);
+
+/// Nanoseconds `op` takes in `pass` on `device` (a roofline: compute at the efficiency its
+/// kind and shape reach, or memory traffic at the device's achievable bandwidth).
+double operator_time(const Operator& op, Pass pass, const DeviceSpec& device, Precision precision);
+
+}  // namespace perflow::model

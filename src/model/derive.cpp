@@ -1,0 +1,204 @@
+#include "perflow/model/derive.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+
+namespace perflow::model {
+namespace {
+
+// Lays `units` per position out in order: the first unit is the embedding, the last the LM
+// head, the rest are layers.
+std::vector<LayerRange> ranges_from_units(std::span<const std::uint32_t> units) {
+  const std::uint32_t total = std::accumulate(units.begin(), units.end(), 0u);
+  std::vector<LayerRange> out(units.size());
+  std::uint32_t unit = 0;
+  std::uint32_t layer = 0;
+  for (std::size_t k = 0; k < units.size(); ++k) {
+    if (units[k] == 0) {
+      throw std::invalid_argument("pipeline position " + std::to_string(k) +
+                                  " would hold no layer");
+    }
+    LayerRange& range = out[k];
+    range.first = layer;
+    range.embedding = unit == 0;
+    range.head = unit + units[k] == total;
+    range.count = units[k] - (range.embedding ? 1 : 0) - (range.head ? 1 : 0);
+    layer += range.count;
+    unit += units[k];
+  }
+  return out;
+}
+
+void add(PositionCosts& costs, std::span<const Operator> ops, double count,
+         const DeviceSpec& device, Precision precision) {
+  for (const Operator& op : ops) {
+    OperatorTime time{.name = std::string(op.name), .count = count};
+    for (const Pass pass : {kForward, kBackward, kWeight}) {
+      time.flops[pass] = op.flops[pass] * count;
+      time.seconds[pass] = operator_time(op, pass, device, precision) * count / 1e9;
+    }
+    costs.forward_ns += time.seconds[kForward] * 1e9;
+    costs.backward_ns += time.seconds[kBackward] * 1e9;
+    costs.weight_ns += time.seconds[kWeight] * 1e9;
+    costs.operators.push_back(std::move(time));
+  }
+}
+
+}  // namespace
+
+std::vector<LayerRange> balanced_split(std::uint32_t layers, std::uint32_t positions) {
+  const std::uint32_t units = layers + 2;
+  std::vector<std::uint32_t> counts(positions, units / positions);
+  for (std::uint32_t k = 0; k < units % positions; ++k) ++counts[k];
+  return ranges_from_units(counts);
+}
+
+std::vector<LayerRange> explicit_split(std::span<const std::uint32_t> counts) {
+  std::vector<LayerRange> out(counts.size());
+  std::uint32_t layer = 0;
+  for (std::size_t k = 0; k < counts.size(); ++k) {
+    out[k] = {
+        .first = layer, .count = counts[k], .embedding = k == 0, .head = k + 1 == counts.size()};
+    layer += counts[k];
+  }
+  return out;
+}
+
+std::vector<LayerRange> fastest_split(std::uint32_t layers,
+                                      std::span<const double> seconds_per_layer,
+                                      std::span<const std::uint32_t> device_of,
+                                      std::uint32_t devices) {
+  const std::size_t positions = seconds_per_layer.size();
+  std::vector<double> speed(devices, 0);  // seconds per unit on each device
+  std::vector<std::uint32_t> held(devices, 0);
+  for (std::size_t k = 0; k < positions; ++k) {
+    speed[device_of[k]] = seconds_per_layer[k];
+    ++held[device_of[k]];
+  }
+  // Each unit goes where the device's load after taking it is lowest (ties: lower device).
+  std::vector<std::uint32_t> load(devices, 0);
+  for (std::uint32_t u = 0; u < layers + 2; ++u) {
+    std::uint32_t best = devices;
+    for (std::uint32_t d = 0; d < devices; ++d) {
+      if (held[d] == 0) continue;
+      if (best == devices || speed[d] * (load[d] + 1) < speed[best] * (load[best] + 1)) best = d;
+    }
+    ++load[best];
+  }
+  // A device's positions share its units evenly, the earlier taking the spare ones.
+  std::vector<std::uint32_t> units(positions, 0);
+  std::vector<std::uint32_t> seen(devices, 0);
+  for (std::size_t k = 0; k < positions; ++k) {
+    const std::uint32_t d = device_of[k];
+    units[k] = load[d] / held[d] + (seen[d] < load[d] % held[d] ? 1 : 0);
+    ++seen[d];
+  }
+  return ranges_from_units(units);
+}
+
+PositionCosts derive_position(const Transformer& model, const Training& training,
+                              const Degrees& degrees, const DeviceSpec& device,
+                              const LayerRange& layers) {
+  PositionCosts c;
+  c.layers = layers;
+  const double t = degrees.tensor;
+  const double n = layers.count;
+  const Precision precision = training.precision;
+  add(c, layer_operators(model, training, degrees.tensor), n, device, precision);
+  const double layer_forward_ns = c.forward_ns;
+  double attention_forward_ns = 0;
+  for (const OperatorTime& op : c.operators) {
+    if (op.name == "attention" || op.name == "softmax") {
+      attention_forward_ns += op.seconds[kForward] * 1e9;
+    }
+  }
+  if (layers.embedding)
+    add(c, embedding_operators(model, training, degrees.tensor), 1, device, precision);
+  if (layers.head) add(c, head_operators(model, training, degrees.tensor), 1, device, precision);
+  // Recomputation reruns the layers' forward (full) or the attention core (selective)
+  // before the backward; until it has tasks of its own it is part of B.
+  if (training.recompute == Recompute::Full) c.recompute_ns = layer_forward_ns;
+  if (training.recompute == Recompute::Selective) c.recompute_ns = attention_forward_ns;
+  c.backward_ns += c.recompute_ns;
+
+  // Activations kept per layer (Korthikanti et al. 2022, section 4, generalised to f and
+  // grouped-query attention; 2-byte tensors, 1-byte dropout masks).
+  const double b = training.micro_batch_size;
+  const double s = model.sequence;
+  const double tokens = b * s;
+  const double h = model.hidden;
+  const double f = model.ffn_hidden;
+  const double kv = model.kv_heads * model.head_dim();
+  const double r = training.sequence_parallel ? 1 / t : 1;
+  // Norm inputs (4), QKV and MLP inputs (2 + 2), two dropout masks (2): unsplit without
+  // sequence parallelism.
+  const double replicated = 10 * tokens * h * r;
+  const double mlp_inside = (model.mlp == Mlp::SwiGlu ? 6 : 4) * tokens * f;
+  const double sharded = (2 * tokens * h + 4 * tokens * kv + 2 * tokens * h + mlp_inside) / t;
+  const double scores = 5 * model.heads * s * s * b / t;  // softmax output, mask, dropout
+  double per_layer = replicated + sharded;
+  if (!training.flash_attention && training.recompute == Recompute::None) per_layer += scores;
+  // What W still needs after B: the inputs of the weight GEMMs.
+  double weight_inputs =
+      2 * tokens * h * r + 2 * tokens * h / t + 2 * tokens * h * r + 2 * tokens * f / t;
+  if (training.recompute == Recompute::Full) {
+    per_layer = 2 * tokens * h * r;  // the layer's input only
+    weight_inputs = per_layer;
+  }
+  c.activation = n * per_layer;
+  double kept_by_w = n * weight_inputs;
+  if (layers.embedding) c.activation += tokens * h * r;  // embedding dropout mask
+  if (layers.head) {
+    // The final norm's input and the fp32 logits the loss keeps (4 bytes each).
+    c.activation += 2 * tokens * h * r + 4 * tokens * model.vocab / t;
+    kept_by_w += 2 * tokens * h * r;
+  }
+  c.backward_frees = c.activation > 0 ? std::clamp(1 - kept_by_w / c.activation, 0.0, 1.0) : 0;
+
+  // Parameters on one tensor-parallel rank: the matrices split, the norms replicated.
+  const double norms = 2 * h;
+  c.parameters = n * ((model.layer_parameters() - norms) / t + norms);
+  const double table = model.embedding_parameters() / t;  // vocabulary-parallel
+  if (layers.embedding) c.parameters += table;
+  // The head's matrix, or the tied embedding's copy on the last stage (Megatron keeps both
+  // and all-reduces their gradients), plus the final norm.
+  if (layers.head && !(layers.embedding && model.tied_embeddings)) c.parameters += table;
+  if (layers.head) c.parameters += h;
+  // Mixed-precision Adam (Megatron-LM's distributed optimizer notes): 2-byte weights,
+  // fp32 main gradients, fp32 master weights and two moments (12 bytes, sharded over data
+  // parallelism with the distributed optimizer).
+  c.weight_bytes = 2 * c.parameters;
+  c.gradient_bytes = 4 * c.parameters;
+  c.optimizer_bytes =
+      12 * c.parameters / (training.distributed_optimizer ? double(degrees.data) : 1.0);
+
+  // Traffic: the activation to the next position, the tensor-parallel all-reduces (two per
+  // layer in F and in B, one for the embedding), the fp32 gradients across replicas.
+  c.boundary_bytes = 2 * tokens * h * r;
+  if (degrees.tensor > 1) {
+    c.tp_allreduce_bytes = 2 * tokens * h;
+    c.tp_allreduces = 2 * layers.count + (layers.embedding ? 1 : 0);
+  }
+  c.dp_gradient_bytes = 4 * c.parameters;
+  // Adam reads and writes master weights and moments (24 bytes), reads the gradient (4) and
+  // writes the 2-byte weights: 30 bytes per parameter it updates.
+  const double updated =
+      c.parameters / (training.distributed_optimizer ? double(degrees.data) : 1.0);
+  c.optimizer_ns = 30 * updated / (device.memory_bandwidth * device.efficiency.memory) * 1e9;
+  return c;
+}
+
+double layer_seconds(const Transformer& model, const Training& training, std::uint32_t tp,
+                     const DeviceSpec& device) {
+  double total = 0;
+  for (const Operator& op : layer_operators(model, training, tp)) {
+    for (const Pass pass : {kForward, kBackward, kWeight}) {
+      total += operator_time(op, pass, device, training.precision);
+    }
+  }
+  return total / 1e9;
+}
+
+}  // namespace perflow::model

@@ -1,0 +1,159 @@
+#include "perflow/model/device_spec.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace perflow::model {
+namespace {
+
+constexpr double kT = 1e12;  // FLOP/s
+constexpr double kGB = 1e9;  // bytes, and bytes/s
+
+// Peak FLOP/s are the dense (not "with sparsity") tensor-core numbers of each datasheet.
+constexpr std::array kPresets = {
+    DevicePreset{"a100-40gb",
+                 "NVIDIA A100 SXM4 40 GB",
+                 "NVIDIA A100 Tensor Core GPU datasheet (2021): BF16/FP16 312 TFLOPS dense, "
+                 "HBM2 1,555 GB/s, 40 GB, NVLink 600 GB/s (both directions)",
+                 {.peak_bf16 = 312 * kT,
+                  .peak_fp16 = 312 * kT,
+                  .peak_fp8 = 0,
+                  .memory_bandwidth = 1555 * kGB,
+                  .memory_capacity = 40 * kGB,
+                  .link_bandwidth = 300 * kGB,
+                  .efficiency = {}}},
+    DevicePreset{"a100-80gb",
+                 "NVIDIA A100 SXM4 80 GB",
+                 "NVIDIA A100 Tensor Core GPU datasheet (2021): BF16/FP16 312 TFLOPS dense, "
+                 "HBM2e 2,039 GB/s, 80 GB, NVLink 600 GB/s (both directions)",
+                 {.peak_bf16 = 312 * kT,
+                  .peak_fp16 = 312 * kT,
+                  .peak_fp8 = 0,
+                  .memory_bandwidth = 2039 * kGB,
+                  .memory_capacity = 80 * kGB,
+                  .link_bandwidth = 300 * kGB,
+                  .efficiency = {}}},
+    DevicePreset{"h100-sxm",
+                 "NVIDIA H100 SXM5 80 GB",
+                 "NVIDIA H100 Tensor Core GPU datasheet: BF16/FP16 989 TFLOPS and FP8 1,979 "
+                 "TFLOPS dense (half the sparsity figures), HBM3 3.35 TB/s, 80 GB, NVLink "
+                 "900 GB/s (both directions)",
+                 {.peak_bf16 = 989.4 * kT,
+                  .peak_fp16 = 989.4 * kT,
+                  .peak_fp8 = 1978.9 * kT,
+                  .memory_bandwidth = 3350 * kGB,
+                  .memory_capacity = 80 * kGB,
+                  .link_bandwidth = 450 * kGB,
+                  .efficiency = {}}},
+    DevicePreset{"h100-pcie",
+                 "NVIDIA H100 PCIe 80 GB",
+                 "NVIDIA H100 Tensor Core GPU datasheet: BF16/FP16 756 TFLOPS and FP8 1,513 "
+                 "TFLOPS dense, HBM2e 2 TB/s, 80 GB, NVLink bridge 600 GB/s (both directions)",
+                 {.peak_bf16 = 756.5 * kT,
+                  .peak_fp16 = 756.5 * kT,
+                  .peak_fp8 = 1513 * kT,
+                  .memory_bandwidth = 2000 * kGB,
+                  .memory_capacity = 80 * kGB,
+                  .link_bandwidth = 300 * kGB,
+                  .efficiency = {}}},
+    DevicePreset{"h200",
+                 "NVIDIA H200 SXM 141 GB",
+                 "NVIDIA H200 Tensor Core GPU datasheet: BF16/FP16 989 TFLOPS and FP8 1,979 "
+                 "TFLOPS dense, HBM3e 4.8 TB/s, 141 GB, NVLink 900 GB/s (both directions)",
+                 {.peak_bf16 = 989.4 * kT,
+                  .peak_fp16 = 989.4 * kT,
+                  .peak_fp8 = 1978.9 * kT,
+                  .memory_bandwidth = 4800 * kGB,
+                  .memory_capacity = 141 * kGB,
+                  .link_bandwidth = 450 * kGB,
+                  .efficiency = {}}},
+    DevicePreset{"b200",
+                 "NVIDIA B200 (HGX B200) 180 GB",
+                 "NVIDIA HGX B200 specifications: per GPU BF16/FP16 2.25 PFLOPS and FP8 4.5 "
+                 "PFLOPS dense, HBM3e 7.7 TB/s, 180 GB, NVLink 5 1.8 TB/s (both directions)",
+                 {.peak_bf16 = 2250 * kT,
+                  .peak_fp16 = 2250 * kT,
+                  .peak_fp8 = 4500 * kT,
+                  .memory_bandwidth = 7700 * kGB,
+                  .memory_capacity = 180 * kGB,
+                  .link_bandwidth = 900 * kGB,
+                  .efficiency = {}}},
+    DevicePreset{"mi250x",
+                 "AMD Instinct MI250X (one package, two GCDs)",
+                 "AMD Instinct MI250X data sheet: FP16/BF16 383 TFLOPS, HBM2e 3.2 TB/s, "
+                 "128 GB per package; Infinity Fabric links 8 x 100 GB/s",
+                 {.peak_bf16 = 383 * kT,
+                  .peak_fp16 = 383 * kT,
+                  .peak_fp8 = 0,
+                  .memory_bandwidth = 3277 * kGB,
+                  .memory_capacity = 128 * kGB,
+                  .link_bandwidth = 400 * kGB,
+                  .efficiency = {}}},
+    DevicePreset{"mi300x",
+                 "AMD Instinct MI300X 192 GB",
+                 "AMD Instinct MI300X data sheet: BF16/FP16 1,307 TFLOPS and FP8 2,615 TFLOPS "
+                 "dense, HBM3 5.3 TB/s, 192 GB, Infinity Fabric 7 x 128 GB/s (both "
+                 "directions)",
+                 {.peak_bf16 = 1307.4 * kT,
+                  .peak_fp16 = 1307.4 * kT,
+                  .peak_fp8 = 2614.9 * kT,
+                  .memory_bandwidth = 5300 * kGB,
+                  .memory_capacity = 192 * kGB,
+                  .link_bandwidth = 448 * kGB,
+                  .efficiency = {}}},
+    DevicePreset{"mi325x",
+                 "AMD Instinct MI325X 256 GB",
+                 "AMD Instinct MI325X data sheet: BF16/FP16 1,307 TFLOPS and FP8 2,615 TFLOPS "
+                 "dense, HBM3e 6 TB/s, 256 GB, Infinity Fabric 7 x 128 GB/s (both "
+                 "directions)",
+                 {.peak_bf16 = 1307.4 * kT,
+                  .peak_fp16 = 1307.4 * kT,
+                  .peak_fp8 = 2614.9 * kT,
+                  .memory_bandwidth = 6000 * kGB,
+                  .memory_capacity = 256 * kGB,
+                  .link_bandwidth = 448 * kGB,
+                  .efficiency = {}}},
+};
+
+}  // namespace
+
+std::string_view to_string(Precision precision) {
+  switch (precision) {
+    case Precision::Fp16:
+      return "fp16";
+    case Precision::Fp8:
+      return "fp8";
+    case Precision::Bf16:
+      break;
+  }
+  return "bf16";
+}
+
+std::optional<Precision> parse_precision(std::string_view text) {
+  if (text == "bf16") return Precision::Bf16;
+  if (text == "fp16") return Precision::Fp16;
+  if (text == "fp8") return Precision::Fp8;
+  return std::nullopt;
+}
+
+double DeviceSpec::peak(Precision precision) const {
+  switch (precision) {
+    case Precision::Fp16:
+      return peak_fp16;
+    case Precision::Fp8:
+      return peak_fp8;
+    case Precision::Bf16:
+      break;
+  }
+  return peak_bf16;
+}
+
+std::span<const DevicePreset> device_presets() { return kPresets; }
+
+const DevicePreset* find_device_preset(std::string_view name) {
+  const auto it = std::find_if(kPresets.begin(), kPresets.end(),
+                               [name](const DevicePreset& p) { return p.name == name; });
+  return it == kPresets.end() ? nullptr : &*it;
+}
+
+}  // namespace perflow::model

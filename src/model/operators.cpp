@@ -1,0 +1,118 @@
+// The operators of a decoder-only transformer on one tensor-parallel rank (Megatron-LM's
+// partitioning, Shoeybi et al. 2019: QKV and the first MLP matrices column-parallel, the
+// output projection and the last MLP matrix row-parallel, the attention heads split).
+#include "perflow/model/operators.hpp"
+
+#include <algorithm>
+
+namespace perflow::model {
+namespace {
+
+constexpr double kActivationBytes = 2;  // bf16 / fp16 activations (fp8 runs keep them too)
+
+Operator gemm(std::string_view name, double m, double k, double n) {
+  const double flops = 2 * m * k * n;
+  return {.name = name,
+          .kind = OperatorKind::Gemm,
+          .flops = {flops, flops, flops},
+          .smallest = std::min({m, k, n})};
+}
+
+Operator memory(std::string_view name, double forward, double backward, double weight = 0) {
+  return {.name = name,
+          .kind = OperatorKind::Memory,
+          .bytes = {forward * kActivationBytes, backward * kActivationBytes,
+                    weight * kActivationBytes}};
+}
+
+}  // namespace
+
+std::vector<Operator> layer_operators(const Transformer& model, const Training& training,
+                                      std::uint32_t tp) {
+  const double t = tp;
+  const double b = training.micro_batch_size;
+  const double s = model.sequence;
+  const double tokens = b * s;
+  const double h = model.hidden;
+  const double f = model.ffn_hidden;
+  const double kv = model.kv_heads * model.head_dim();
+  // Norms, residual additions and dropout run on the whole sequence unless sequence
+  // parallelism splits them over the tensor-parallel ranks (Korthikanti et al. 2022).
+  const double r = training.sequence_parallel ? 1 / t : 1;
+
+  std::vector<Operator> ops;
+  ops.push_back(gemm("qkv", tokens, h, (h + 2 * kv) / t));
+  if (training.flash_attention) {
+    // Scores and values (2 T s h / t FLOPs each), one fused kernel; its backward
+    // recomputes the scores: twice the forward's work (Dao, FlashAttention-2, 2023).
+    const double flops = 4 * tokens * s * h / t;
+    ops.push_back({.name = "attention",
+                   .kind = OperatorKind::Attention,
+                   .flops = {flops, 2 * flops, 0},
+                   .smallest = model.head_dim()});
+  } else {
+    // Batched GEMMs per head (s x d x s, then s x s x d): small in d, far below peak; the
+    // s x s scores go through memory for the softmax and dropout.
+    Operator scores = gemm("attention", tokens, model.head_dim(), s * model.heads / t);
+    scores.flops = {2 * scores.flops[kForward], 4 * scores.flops[kForward], 0};
+    ops.push_back(scores);
+    const double probabilities = b * model.heads / t * s * s;
+    ops.push_back(memory("softmax", 3 * probabilities, 4 * probabilities));
+  }
+  ops.push_back(gemm("projection", tokens, h / t, h));
+  if (model.mlp == Mlp::SwiGlu) {
+    ops.push_back(gemm("mlp_gate_up", tokens, h, 2 * f / t));
+    ops.push_back(memory("swiglu", 3 * tokens * f / t, 5 * tokens * f / t));
+  } else {
+    ops.push_back(gemm("mlp_up", tokens, h, f / t));
+    ops.push_back(memory("gelu", 2 * tokens * f / t, 3 * tokens * f / t));
+  }
+  ops.push_back(gemm("mlp_down", tokens, f / t, h));
+  // Two norms (read and write; backward reads input and gradient, writes one) and two
+  // residual additions with dropout (read two, write one; backward passes the gradient).
+  ops.push_back(memory("norms", 2 * 2 * tokens * h * r, 2 * 3 * tokens * h * r));
+  ops.push_back(memory("residual", 2 * 3 * tokens * h * r, 2 * 2 * tokens * h * r));
+  return ops;
+}
+
+std::vector<Operator> embedding_operators(const Transformer& model, const Training& training,
+                                          std::uint32_t tp) {
+  const double tokens = double(training.micro_batch_size) * model.sequence;
+  const double r = training.sequence_parallel ? 1.0 / tp : 1.0;
+  // A row gather forward; its gradient is scattered (read-modify-write) into the table.
+  return {memory("embedding", 2 * tokens * model.hidden * r, 0, 4 * tokens * model.hidden)};
+}
+
+std::vector<Operator> head_operators(const Transformer& model, const Training& training,
+                                     std::uint32_t tp) {
+  const double t = tp;
+  const double tokens = double(training.micro_batch_size) * model.sequence;
+  const double h = model.hidden;
+  const double r = training.sequence_parallel ? 1 / t : 1;
+  const double logits = tokens * model.vocab / t;
+  return {memory("final_norm", 2 * tokens * h * r, 3 * tokens * h * r),
+          gemm("lm_head", tokens, h, model.vocab / t),
+          // Cross-entropy in fp32 over the logits: read them, write fp32 probabilities,
+          // reduce; the backward writes the logits' gradient (2-byte units).
+          memory("loss", 5 * logits, 4 * logits)};
+}
+
+double operator_time(const Operator& op, Pass pass, const DeviceSpec& device, Precision precision) {
+  const Efficiency& e = device.efficiency;
+  switch (op.kind) {
+    case OperatorKind::Gemm:
+      if (op.flops[pass] == 0) return 0;
+      return op.flops[pass] / (device.peak(precision) * e.gemm(op.smallest)) * 1e9;
+    case OperatorKind::Attention: {
+      // Attention stays in 16-bit arithmetic in fp8 runs (Transformer Engine).
+      const double peak = device.peak(precision == Precision::Fp8 ? Precision::Bf16 : precision);
+      const double fraction = pass == kForward ? e.attention_forward : e.attention_backward;
+      return op.flops[pass] == 0 ? 0 : op.flops[pass] / (peak * fraction) * 1e9;
+    }
+    case OperatorKind::Memory:
+      return op.bytes[pass] / (device.memory_bandwidth * e.memory) * 1e9;
+  }
+  return 0;
+}
+
+}  // namespace perflow::model

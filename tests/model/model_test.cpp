@@ -1,0 +1,182 @@
+#include <cmath>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "perflow/model/derive.hpp"
+#include "perflow/model/device_spec.hpp"
+#include "perflow/model/operators.hpp"
+#include "perflow/model/transformer.hpp"
+
+namespace perflow::model {
+namespace {
+
+const Transformer& gpt3() { return find_model_preset("gpt3-175b")->model; }
+
+// 12 h^2 + 2h per layer (QKV 3h^2, projection h^2, MLP 8h^2, two norms), the tied
+// embedding once, the final norm: 174,577,692,672 (the paper's "175B").
+TEST(Transformer, Gpt3Parameters) {
+  const double h = 12288;
+  EXPECT_EQ(gpt3().layer_parameters(), 12 * h * h + 2 * h);
+  EXPECT_EQ(gpt3().parameters(), 174'577'692'672.0);
+  const Transformer& llama = find_model_preset("llama3-70b")->model;
+  // GQA: K and V are 8 heads of 128: h (h + 2 x 1024) + h^2 + 3 h f + 2h.
+  EXPECT_EQ(llama.layer_parameters(),
+            8192.0 * (8192 + 2048) + 8192.0 * 8192 + 3 * 8192.0 * 28672 + 2 * 8192);
+  EXPECT_NEAR(llama.parameters() / 1e9, 70.55, 0.01);  // Meta: "70B"
+}
+
+// Forward FLOPs per sample: 24 s h^2 L (1 + s / 6h) + 2 s h V (Narayanan et al. 2021).
+TEST(Transformer, ForwardFlopsFollowTheSc21Formula) {
+  const double s = 2048, h = 12288, l = 96, v = 51200;
+  EXPECT_DOUBLE_EQ(gpt3().forward_flops_per_sample(),
+                   24 * s * h * h * l * (1 + s / (6 * h)) + 2 * s * h * v);
+}
+
+double gemm_flops(const std::vector<Operator>& ops, Pass pass) {
+  double total = 0;
+  for (const Operator& op : ops) total += op.kind == OperatorKind::Gemm ? op.flops[pass] : 0;
+  return total;
+}
+
+TEST(Operators, HandComputedSmallLayer) {
+  const Transformer tiny{.layers = 2,
+                         .hidden = 8,
+                         .ffn_hidden = 32,
+                         .heads = 2,
+                         .kv_heads = 1,
+                         .vocab = 100,
+                         .sequence = 4,
+                         .mlp = Mlp::SwiGlu};
+  const Training training{.micro_batch_size = 3};
+  const auto ops = layer_operators(tiny, training, 1);
+  ASSERT_EQ(ops[0].name, "qkv");
+  // T = 12 tokens; K and V are one head of 4: 2 x 12 x 8 x (8 + 8) = 3072.
+  EXPECT_EQ(ops[0].flops[kForward], 3072);
+  EXPECT_EQ(ops[0].smallest, 8);
+  ASSERT_EQ(ops[1].name, "attention");
+  EXPECT_EQ(ops[1].flops[kForward], 4.0 * 12 * 4 * 8);  // 4 T s h
+  EXPECT_EQ(ops[1].flops[kBackward], 2 * ops[1].flops[kForward]);
+  EXPECT_EQ(ops[1].flops[kWeight], 0);
+  EXPECT_EQ(ops[3].name, "mlp_gate_up");
+  EXPECT_EQ(ops[3].flops[kWeight], 2.0 * 12 * 8 * 64);
+  // A GEMM's input and weight gradients each cost its forward.
+  EXPECT_EQ(gemm_flops(ops, kBackward), gemm_flops(ops, kForward));
+  EXPECT_EQ(gemm_flops(ops, kWeight), gemm_flops(ops, kForward));
+}
+
+TEST(Operators, DoublingTensorParallelismHalvesTheGemmWork) {
+  const Training training{.micro_batch_size = 1};
+  for (std::uint32_t t : {1u, 2u, 4u}) {
+    const auto one = layer_operators(gpt3(), training, t);
+    const auto two = layer_operators(gpt3(), training, 2 * t);
+    for (const Pass pass : {kForward, kBackward, kWeight}) {
+      EXPECT_DOUBLE_EQ(gemm_flops(two, pass) * 2, gemm_flops(one, pass));
+    }
+  }
+}
+
+TEST(Operators, TimesAreARoofline) {
+  const DeviceSpec& a100 = find_device_preset("a100-80gb")->spec;
+  const Operator big{
+      .name = "g", .kind = OperatorKind::Gemm, .flops = {312e12, 0, 0}, .smallest = 96};
+  // Half of gemm_max at the half-way size: 312 TFLOP at 312 x 0.4 TFLOP/s = 2.5 s.
+  EXPECT_DOUBLE_EQ(operator_time(big, kForward, a100, Precision::Bf16), 1e9 / 0.4);
+  const Operator copy{.name = "m", .kind = OperatorKind::Memory, .bytes = {2039e9 * 0.8, 0, 0}};
+  EXPECT_DOUBLE_EQ(operator_time(copy, kForward, a100, Precision::Bf16), 1e9);
+}
+
+// Korthikanti et al. 2022: s b h (10 + 24/t + 5as/(ht)) bytes per layer without
+// recomputation, 34 s b h / t with sequence parallelism and selective recomputation, 2 s b h / t
+// with full recomputation.
+TEST(Derive, ActivationsFollowKorthikanti) {
+  const DeviceSpec& a100 = find_device_preset("a100-80gb")->spec;
+  const double sbh = 2048.0 * 12288;
+  const LayerRange one{.first = 5, .count = 1};
+  Training training{.micro_batch_size = 1, .flash_attention = false};
+  const auto none = derive_position(gpt3(), training, {.tensor = 8}, a100, one);
+  EXPECT_DOUBLE_EQ(none.activation, sbh * (10 + 3 + 5.0 * 96 * 2048 / (12288 * 8)));
+  training.sequence_parallel = true;
+  training.recompute = Recompute::Selective;
+  EXPECT_DOUBLE_EQ(derive_position(gpt3(), training, {.tensor = 8}, a100, one).activation,
+                   34 * sbh / 8);
+  training.recompute = Recompute::Full;
+  const auto full = derive_position(gpt3(), training, {.tensor = 8}, a100, one);
+  EXPECT_DOUBLE_EQ(full.activation, 2 * sbh / 8);
+  EXPECT_DOUBLE_EQ(full.recompute_ns, full.forward_ns);  // the whole forward again
+  EXPECT_DOUBLE_EQ(
+      full.backward_ns - full.recompute_ns,
+      derive_position(gpt3(),
+                      {.micro_batch_size = 1, .sequence_parallel = true, .flash_attention = false},
+                      {.tensor = 8}, a100, one)
+          .backward_ns);
+}
+
+TEST(Derive, StaticMemoryAndTraffic) {
+  const DeviceSpec& h100 = find_device_preset("h100-sxm")->spec;
+  const Training training{.micro_batch_size = 2};
+  const LayerRange first{.first = 0, .count = 3, .embedding = true};
+  const auto c = derive_position(gpt3(), training, {.tensor = 8, .data = 4}, h100, first);
+  const double h = 12288;
+  const double params = 3 * (12 * h * h / 8 + 2 * h) + 51200 * h / 8;
+  EXPECT_DOUBLE_EQ(c.parameters, params);
+  EXPECT_DOUBLE_EQ(c.static_memory(), 18 * params);  // 2 + 4 + 12 bytes per parameter
+  Training sharded = training;
+  sharded.distributed_optimizer = true;
+  EXPECT_DOUBLE_EQ(
+      derive_position(gpt3(), sharded, {.tensor = 8, .data = 4}, h100, first).static_memory(),
+      (6 + 12.0 / 4) * params);
+  EXPECT_DOUBLE_EQ(c.boundary_bytes, 2 * 2 * 2048 * h);
+  EXPECT_DOUBLE_EQ(c.tp_allreduce_bytes, 2 * 2 * 2048 * h);
+  EXPECT_EQ(c.tp_allreduces, 7u);  // two per layer, one for the embedding
+  EXPECT_DOUBLE_EQ(c.dp_gradient_bytes, 4 * params);
+}
+
+// Moving a layer from one position to another moves exactly its costs.
+TEST(Derive, ALayerCarriesItsCosts) {
+  const DeviceSpec& h100 = find_device_preset("h100-sxm")->spec;
+  const Training training{.micro_batch_size = 1};
+  const auto at = [&](std::uint32_t count) {
+    return derive_position(gpt3(), training, {.tensor = 4}, h100, {.first = 0, .count = count});
+  };
+  const auto three = at(3), four = at(4), one = at(1);
+  EXPECT_NEAR(four.forward_ns - three.forward_ns, one.forward_ns, 1e-6);
+  EXPECT_NEAR(four.backward_ns - three.backward_ns, one.backward_ns, 1e-6);
+  EXPECT_NEAR(four.weight_ns - three.weight_ns, one.weight_ns, 1e-6);
+  EXPECT_DOUBLE_EQ(four.activation - three.activation, one.activation);
+  EXPECT_DOUBLE_EQ(four.parameters - three.parameters, one.parameters);
+}
+
+TEST(Split, BalancedCountsEmbeddingAndHead) {
+  const auto split = balanced_split(10, 4);  // 12 units: 3 each
+  ASSERT_EQ(split.size(), 4u);
+  EXPECT_EQ(split[0].count, 2u);
+  EXPECT_TRUE(split[0].embedding);
+  EXPECT_EQ(split[1].first, 2u);
+  EXPECT_EQ(split[1].count, 3u);
+  EXPECT_EQ(split[3].count, 2u);
+  EXPECT_TRUE(split[3].head);
+  EXPECT_FALSE(split[2].head);
+  const auto uneven = balanced_split(11, 4);  // 13 units: 4 3 3 3
+  EXPECT_EQ(uneven[0].count, 3u);
+  EXPECT_EQ(uneven[3].count, 2u);
+  EXPECT_THROW((void)balanced_split(1, 4), std::invalid_argument);
+}
+
+TEST(Split, FastestGivesTheFasterDeviceMore) {
+  // Device 1 is twice as slow: of 12 units it gets 4, device 0 gets 8.
+  const std::vector<double> seconds = {1, 2};
+  const std::vector<std::uint32_t> device_of = {0, 1};
+  const auto split = fastest_split(10, seconds, device_of, 2);
+  EXPECT_EQ(split[0].count, 7u);
+  EXPECT_EQ(split[1].count, 3u);
+  EXPECT_TRUE(split[1].head);
+  // Two chunks per device (V shape: device 0 holds positions 0 and 3).
+  const std::vector<double> v = {1, 1, 1, 1};
+  const std::vector<std::uint32_t> v_devices = {0, 1, 1, 0};
+  const auto vs = fastest_split(10, v, v_devices, 2);
+  EXPECT_EQ(vs[0].count + vs[3].count + 2, vs[1].count + vs[2].count);
+}
+
+}  // namespace
+}  // namespace perflow::model
