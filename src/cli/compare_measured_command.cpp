@@ -1,14 +1,18 @@
 // `perflow compare-measured CONFIG.json PROFILE...`: a prediction against the execution
 // measured in profiles: step time, per-stage busy time, both timelines on one time scale.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "detail/commands.hpp"
+#include "detail/output_paths.hpp"
 #include "detail/profile_input.hpp"
+#include "detail/timeline_output.hpp"
 #include "perflow/cli/config.hpp"
+#include "perflow/core/atomic_file.hpp"
 #include "perflow/reader/measured_timeline.hpp"
 #include "perflow/simulator/simulate.hpp"
 #include "perflow/visualizer/comparison.hpp"
@@ -19,7 +23,7 @@ namespace {
 struct CompareMeasuredOptions {
   std::string config;
   ProfileOptions profiles;
-  std::string svg;
+  TimelineOutput timeline;
 };
 
 // (predicted - measured) / measured, as a signed percentage.
@@ -31,6 +35,14 @@ std::string error_text(TimeNs predicted, TimeNs measured) {
 }
 
 void run_compare_measured(const CompareMeasuredOptions& options) {
+  // Usage errors in the outputs are found before any work.
+  const std::optional<visualizer::ImageFormat> format = options.timeline.format();
+  const OutputFile output = options.timeline.output();
+  std::vector<InputFile> inputs = {{"the config", options.config}};
+  for (const std::string& profile : options.profiles.profiles)
+    inputs.push_back({"a profile", profile});
+  check_output_paths(inputs, {&output, 1});
+
   const Config config = load_config(options.config);
   const EventGraph graph = build_graph(config);
   const simulator::SimulationResult predicted = simulator::simulate(graph, config.simulation);
@@ -40,7 +52,7 @@ void run_compare_measured(const CompareMeasuredOptions& options) {
   const simulator::Metrics measured_metrics =
       simulator::compute_metrics(timeline.graph, timeline.trace, simulator::SimulationOptions{});
 
-  if (!options.svg.empty()) {
+  if (format) {
     const parallel::PipelineSpec& p = config.pipeline;
     const std::vector<visualizer::ComparedRun> runs = {
         {fmt::format("predicted: {}", options.config),
@@ -53,7 +65,7 @@ void run_compare_measured(const CompareMeasuredOptions& options) {
     };
     visualizer::ComparisonOptions drawing;
     drawing.title = "Predicted vs measured";
-    visualizer::write_comparison(options.svg, runs, drawing);
+    write_file_atomically(output.path, visualizer::render_comparison(runs, drawing, *format));
   }
 
   const std::vector<MeasuredStep> steps = measured_steps(costs);
@@ -82,7 +94,7 @@ void run_compare_measured(const CompareMeasuredOptions& options) {
                     has_measurement ? format_duration(m) : "-",
                     has_prediction && has_measurement ? error_text(p, m) : "-");
   }
-  if (!options.svg.empty()) out += fmt::format("timelines written to {}\n", options.svg);
+  if (format) out += fmt::format("timelines written to {}\n", output.path);
   fmt::print("{}", out);
 }
 
@@ -95,9 +107,8 @@ void add_compare_measured_command(CLI::App& app) {
       "Compare a config's predicted step with the execution measured in GPU profiles");
   cmd->add_option("config", options->config, "Config file (JSON)")->required();
   add_profile_options(*cmd, options->profiles);
-  cmd->add_option("--svg", options->svg,
-                  "Write both timelines, predicted above measured, on one time scale (.svg, "
-                  ".png or .pdf)");
+  options->timeline.add_options(*cmd,
+                                "both timelines, predicted above measured, on one time scale");
   cmd->callback([options] { run_compare_measured(*options); });
 }
 

@@ -9,6 +9,7 @@
 
 #include "detail/commands.hpp"
 #include "detail/measured_config.hpp"
+#include "detail/output_paths.hpp"
 #include "detail/profile_input.hpp"
 #include "perflow/cli/config.hpp"
 #include "perflow/cli/summary.hpp"
@@ -96,6 +97,11 @@ std::string format_found(const Measurement& measurement) {
 }
 
 void run_costs(const CostsOptions& options) {
+  std::vector<InputFile> inputs;
+  for (const std::string& profile : options.profiles.profiles)
+    inputs.push_back({"a profile", profile});
+  const OutputFile output = {"-o", options.output};
+  check_output_paths(inputs, {&output, 1});
   if (!options.schedule.empty()) {  // before any profile is read
     try {
       (void)parallel::builtin_schedules().get(options.schedule);

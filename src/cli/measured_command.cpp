@@ -1,12 +1,17 @@
-// `perflow measured PROFILE... --svg measured.svg`: the measured execution drawn with the
+// `perflow measured PROFILE... --timeline measured.svg`: the measured execution drawn with the
 // simulator's visualizer.
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "detail/commands.hpp"
+#include "detail/output_paths.hpp"
 #include "detail/profile_input.hpp"
+#include "detail/timeline_output.hpp"
+#include "perflow/core/atomic_file.hpp"
 #include "perflow/reader/measured_timeline.hpp"
 #include "perflow/simulator/metrics.hpp"
 #include "perflow/visualizer/timeline.hpp"
@@ -16,7 +21,7 @@ namespace {
 
 struct MeasuredOptions {
   ProfileOptions profiles;
-  std::string svg;
+  TimelineOutput timeline;
 };
 
 std::string iteration_name(const MeasuredStep& step) {
@@ -25,19 +30,28 @@ std::string iteration_name(const MeasuredStep& step) {
 }
 
 void run_measured(const MeasuredOptions& options) {
+  // Usage errors in the outputs are found before any profile is read.
+  const std::optional<visualizer::ImageFormat> format = options.timeline.format();
+  const OutputFile output = options.timeline.output();
+  std::vector<InputFile> inputs;
+  for (const std::string& profile : options.profiles.profiles)
+    inputs.push_back({"a profile", profile});
+  check_output_paths(inputs, {&output, 1});
+
   const Measurement measurement = measure_profiles(options.profiles);
   const reader::ExtractedCosts& costs = measurement.costs;
   const reader::MeasuredTimeline timeline = reader::measured_timeline(costs);
   const simulator::Metrics metrics =
       simulator::compute_metrics(timeline.graph, timeline.trace, simulator::SimulationOptions{});
-  if (!options.svg.empty()) {
+  if (format) {
     visualizer::TimelineOptions drawing;
     drawing.title = "Measured execution";
     drawing.subtitle = fmt::format("{} profile{}, {} tasks, markers {}", costs.profiles.size(),
                                    costs.profiles.size() == 1 ? "" : "s",
                                    timeline.graph.task_count(), costs.marker);
     drawing.device_labels = timeline.device_labels;
-    visualizer::write_timeline(options.svg, timeline.graph, timeline.trace, metrics, drawing);
+    write_file_atomically(output.path, visualizer::render_timeline(timeline.graph, timeline.trace,
+                                                                   metrics, drawing, *format));
   }
 
   std::string out = fmt::format("markers: {}\n", measurement.marker_choice);
@@ -58,7 +72,7 @@ void run_measured(const MeasuredOptions& options) {
       out += fmt::format("  stage {}: busy {} per iteration\n", s, format_duration(busy[s]));
     }
   }
-  if (!options.svg.empty()) out += fmt::format("timeline written to {}\n", options.svg);
+  if (format) out += fmt::format("timeline written to {}\n", output.path);
   fmt::print("{}", out);
 }
 
@@ -69,8 +83,7 @@ void add_measured_command(CLI::App& app) {
   CLI::App* cmd =
       app.add_subcommand("measured", "Draw the execution measured in GPU profiles as a timeline");
   add_profile_options(*cmd, options->profiles);
-  cmd->add_option("--svg", options->svg,
-                  "Write the measured timeline to this file (.svg, .png or .pdf)");
+  options->timeline.add_options(*cmd, "the measured timeline");
   cmd->callback([options] { run_measured(*options); });
 }
 
