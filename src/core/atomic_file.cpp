@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <memory>
 #include <system_error>
@@ -38,9 +39,11 @@ AtomicFile::AtomicFile(std::filesystem::path target)
     const std::filesystem::path resolved = std::filesystem::canonical(target_, ec);
     if (!ec) destination_ = resolved;
   }
-  // Same directory as the destination, so the final rename never crosses file systems.
+  // Same directory as the destination, so the final rename never crosses file systems; a
+  // name of its own even when two outputs of one process name the same file.
+  static std::atomic<unsigned> count{0};
   temp_ = destination_;
-  temp_ += fmt::format(".tmp{}", static_cast<long>(::getpid()));
+  temp_ += fmt::format(".tmp{}-{}", static_cast<long>(::getpid()), count++);
 }
 
 AtomicFile::~AtomicFile() {

@@ -64,6 +64,15 @@ TEST_F(AtomicFileTest, RegularFileIsReplacedWithNoTemporaryLeft) {
   EXPECT_EQ(entries(), std::vector<std::string>{"out.json"});
 }
 
+TEST_F(AtomicFileTest, SamePathTwiceLastWins) {
+  const fs::path target = dir_ / "out.json";
+  const std::vector<std::pair<fs::path, std::string_view>> files = {{target, "first"},
+                                                                    {target, "second"}};
+  write_files_atomically(files);
+  EXPECT_EQ(read(target), "second");
+  EXPECT_EQ(entries(), std::vector<std::string>{"out.json"});
+}
+
 TEST_F(AtomicFileTest, SymlinkStaysAndItsFileIsReplaced) {
   const fs::path file = dir_ / "real.json";
   const fs::path link = dir_ / "link.json";
