@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "detail/commands.hpp"
 #include "detail/output_paths.hpp"
@@ -22,6 +23,7 @@ namespace {
 struct MeasuredOptions {
   ProfileOptions profiles;
   TimelineOutput timeline;
+  std::string format = "text";
 };
 
 std::string iteration_name(const MeasuredStep& step) {
@@ -54,10 +56,36 @@ void run_measured(const MeasuredOptions& options) {
                                                                    metrics, drawing, *format));
   }
 
+  const std::vector<MeasuredStep> steps = measured_steps(costs);
+  const std::vector<TimeNs> busy = measured_stage_busy(costs);
+  if (options.format == "json") {
+    nlohmann::json iterations = nlohmann::json::array();
+    for (const MeasuredStep& step : steps) {
+      iterations.push_back(
+          {{"iteration", step.iteration < 0 ? nlohmann::json() : nlohmann::json(step.iteration)},
+           {"warmup", step.warmup},
+           {"step_ns", step.time}});
+    }
+    nlohmann::json stages = nlohmann::json::array();
+    for (std::size_t s = 0; s < busy.size(); ++s) {
+      if (busy[s] >= 0) stages.push_back({{"stage", s}, {"busy_ns", busy[s]}});
+    }
+    const nlohmann::json out = {
+        {"markers", costs.marker},
+        {"marker_choice", measurement.marker_choice},
+        {"profiles", costs.profiles.size()},
+        {"tasks", costs.tasks.size()},
+        {"iterations", iterations},
+        {"step_ns", median_step_time(steps)},
+        {"stages", stages},
+        {"timeline", format ? nlohmann::json(output.path) : nlohmann::json()}};
+    fmt::print("{}\n", out.dump(1));
+    return;
+  }
+
   std::string out = fmt::format("markers: {}\n", measurement.marker_choice);
   out += fmt::format("{} profile{}, {} measured tasks\n", costs.profiles.size(),
                      costs.profiles.size() == 1 ? "" : "s", costs.tasks.size());
-  const std::vector<MeasuredStep> steps = measured_steps(costs);
   for (const MeasuredStep& step : steps) {
     out += fmt::format(
         "  {}: step {} (first op of its first task to last op of its last "
@@ -66,7 +94,6 @@ void run_measured(const MeasuredOptions& options) {
   }
   out += fmt::format("step time: {} (lower median over steady iterations)\n",
                      format_duration(median_step_time(steps)));
-  const std::vector<TimeNs> busy = measured_stage_busy(costs);
   for (std::size_t s = 0; s < busy.size(); ++s) {
     if (busy[s] >= 0) {
       out += fmt::format("  stage {}: busy {} per iteration\n", s, format_duration(busy[s]));
@@ -84,6 +111,9 @@ void add_measured_command(CLI::App& app) {
       app.add_subcommand("measured", "Draw the execution measured in GPU profiles as a timeline");
   add_profile_options(*cmd, options->profiles);
   options->timeline.add_options(*cmd, "the measured timeline");
+  cmd->add_option("--format", options->format,
+                  "Standard output: a text summary or the same numbers as JSON")
+      ->check(CLI::IsMember({"text", "json"}));
   cmd->callback([options] { run_measured(*options); });
 }
 
