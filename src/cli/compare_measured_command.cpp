@@ -50,9 +50,8 @@ void run_compare_measured(const CompareMeasuredOptions& options) {
   // Usage errors in the outputs are found before any work.
   const std::optional<visualizer::ImageFormat> format = options.timeline.format();
   const OutputFile output = options.timeline.output();
-  std::vector<InputFile> inputs = {{"the config", options.config}};
-  for (const std::string& profile : options.profiles.profiles)
-    inputs.push_back({"a profile", profile});
+  std::vector<InputFile> inputs = profile_inputs(options.profiles);
+  inputs.insert(inputs.begin(), {"the config", options.config});
   check_output_paths(inputs, {&output, 1});
 
   const Config config = load_config(options.config);

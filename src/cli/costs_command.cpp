@@ -160,11 +160,9 @@ nlohmann::json found_json(const Measurement& measurement) {
 }
 
 void run_costs(const CostsOptions& options) {
-  std::vector<InputFile> inputs;
-  for (const std::string& profile : options.profiles.profiles)
-    inputs.push_back({"a profile", profile});
   const OutputFile output = {"-o", options.output};
-  check_output_paths(inputs, {&output, 1});
+  check_output_paths(profile_inputs(options.profiles), {&output, 1});
+
   if (!options.schedule.empty()) {  // before any profile is read
     try {
       (void)parallel::builtin_schedules().get(options.schedule);

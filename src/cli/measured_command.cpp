@@ -35,10 +35,7 @@ void run_measured(const MeasuredOptions& options) {
   // Usage errors in the outputs are found before any profile is read.
   const std::optional<visualizer::ImageFormat> format = options.timeline.format();
   const OutputFile output = options.timeline.output();
-  std::vector<InputFile> inputs;
-  for (const std::string& profile : options.profiles.profiles)
-    inputs.push_back({"a profile", profile});
-  check_output_paths(inputs, {&output, 1});
+  check_output_paths(profile_inputs(options.profiles), {&output, 1});
 
   const Measurement measurement = measure_profiles(options.profiles);
   const reader::ExtractedCosts& costs = measurement.costs;
