@@ -9,6 +9,7 @@
 
 #include "detail/commands.hpp"
 #include "detail/device_display.hpp"
+#include "detail/output_paths.hpp"
 #include "perflow/cli/config.hpp"
 #include "perflow/cli/summary.hpp"
 #include "perflow/core/atomic_file.hpp"
@@ -78,8 +79,12 @@ std::string format_table(const std::deque<Run>& runs) {
 }
 
 void run_compare(const CompareOptions& options) {
-  // An output the renderer cannot write is a usage error, found before any work.
+  // Usage errors in the output are found before any work.
   if (!options.output.empty()) (void)visualizer::image_format_of(options.output);
+  std::vector<InputFile> inputs;
+  for (const std::string& config : options.configs) inputs.push_back({"a config", config});
+  const OutputFile output = {"-o", options.output};
+  check_output_paths(inputs, {&output, 1});
 
   std::deque<Run> runs;  // stable addresses: the comparison refers into them
   for (const std::string& file : options.configs) {

@@ -1,14 +1,20 @@
 // `perflow compare-measured CONFIG.json PROFILE...`: a prediction against the execution
 // measured in profiles: step time, per-stage busy time, both timelines on one time scale.
+#include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "detail/commands.hpp"
+#include "detail/output_paths.hpp"
 #include "detail/profile_input.hpp"
+#include "detail/timeline_output.hpp"
 #include "perflow/cli/config.hpp"
+#include "perflow/core/atomic_file.hpp"
 #include "perflow/reader/measured_timeline.hpp"
 #include "perflow/simulator/simulate.hpp"
 #include "perflow/visualizer/comparison.hpp"
@@ -19,18 +25,35 @@ namespace {
 struct CompareMeasuredOptions {
   std::string config;
   ProfileOptions profiles;
-  std::string svg;
+  TimelineOutput timeline;
+  std::string format = "text";
 };
 
-// (predicted - measured) / measured, as a signed percentage.
+/// (predicted - measured) / measured; nullopt when nothing was measured.
+std::optional<double> relative_error(TimeNs predicted, TimeNs measured) {
+  if (measured <= 0) return std::nullopt;
+  return static_cast<double>(predicted - measured) / static_cast<double>(measured);
+}
+
+/// The relative error as a signed percentage.
 std::string error_text(TimeNs predicted, TimeNs measured) {
-  if (measured <= 0) return "n/a";
-  const double error =
-      100.0 * static_cast<double>(predicted - measured) / static_cast<double>(measured);
-  return fmt::format("{:+.2f}%", error);
+  const std::optional<double> error = relative_error(predicted, measured);
+  return error ? fmt::format("{:+.2f}%", 100.0 * *error) : std::string("n/a");
+}
+
+nlohmann::json error_json(TimeNs predicted, TimeNs measured) {
+  const std::optional<double> error = relative_error(predicted, measured);
+  return error ? nlohmann::json(*error) : nlohmann::json();
 }
 
 void run_compare_measured(const CompareMeasuredOptions& options) {
+  // Usage errors in the outputs are found before any work.
+  const std::optional<visualizer::ImageFormat> format = options.timeline.format();
+  const OutputFile output = options.timeline.output();
+  std::vector<InputFile> inputs = profile_inputs(options.profiles);
+  inputs.insert(inputs.begin(), {"the config", options.config});
+  check_output_paths(inputs, {&output, 1});
+
   const Config config = load_config(options.config);
   const EventGraph graph = build_graph(config);
   const simulator::SimulationResult predicted = cli::simulate(config, graph);
@@ -40,7 +63,7 @@ void run_compare_measured(const CompareMeasuredOptions& options) {
   const simulator::Metrics measured_metrics =
       simulator::compute_metrics(timeline.graph, timeline.trace, simulator::SimulationOptions{});
 
-  if (!options.svg.empty()) {
+  if (format) {
     const parallel::PipelineSpec& p = config.pipeline;
     const std::vector<visualizer::ComparedRun> runs = {
         {fmt::format("predicted: {}", options.config),
@@ -53,36 +76,66 @@ void run_compare_measured(const CompareMeasuredOptions& options) {
     };
     visualizer::ComparisonOptions drawing;
     drawing.title = "Predicted vs measured";
-    visualizer::write_comparison(options.svg, runs, drawing);
+    write_file_atomically(output.path, visualizer::render_comparison(runs, drawing, *format));
   }
 
   const std::vector<MeasuredStep> steps = measured_steps(costs);
   const TimeNs measured_step = median_step_time(steps);
   const TimeNs predicted_step = predicted.metrics.makespan;
+  const auto steady = static_cast<std::size_t>(
+      std::count_if(steps.begin(), steps.end(), [](const MeasuredStep& s) { return !s.warmup; }));
+  const std::vector<TimeNs> busy = measured_stage_busy(costs);
+  const std::size_t stages = std::max<std::size_t>(busy.size(), predicted.metrics.devices.size());
+  // Per stage, busy time predicted and measured; nullopt where there is none.
+  auto predicted_busy = [&](std::size_t s) -> std::optional<TimeNs> {
+    if (s >= predicted.metrics.devices.size()) return std::nullopt;
+    return predicted.metrics.devices[s].busy;
+  };
+  auto measured_busy = [&](std::size_t s) -> std::optional<TimeNs> {
+    if (s >= busy.size() || busy[s] < 0) return std::nullopt;
+    return busy[s];
+  };
+
+  if (options.format == "json") {
+    auto ns = [](std::optional<TimeNs> t) { return t ? nlohmann::json(*t) : nlohmann::json(); };
+    nlohmann::json per_stage = nlohmann::json::array();
+    for (std::size_t s = 0; s < stages; ++s) {
+      const std::optional<TimeNs> p = predicted_busy(s);
+      const std::optional<TimeNs> m = measured_busy(s);
+      per_stage.push_back({{"stage", s},
+                           {"predicted_busy_ns", ns(p)},
+                           {"measured_busy_ns", ns(m)},
+                           {"busy_error", p && m ? error_json(*p, *m) : nlohmann::json()}});
+    }
+    const nlohmann::json out = {
+        {"markers", costs.marker},
+        {"marker_choice", measurement.marker_choice},
+        {"config", options.config},
+        {"predicted_step_ns", predicted_step},
+        {"measured_step_ns", measured_step},
+        {"steady_iterations", steady},
+        {"step_error", error_json(predicted_step, measured_step)},
+        {"stages", per_stage},
+        {"timeline", format ? nlohmann::json(output.path) : nlohmann::json()}};
+    fmt::print("{}\n", out.dump(1));
+    return;
+  }
+
   std::string out = fmt::format("markers: {}\n", measurement.marker_choice);
   out += fmt::format("predicted step: {} ({})\n", format_duration(predicted_step), options.config);
-  out += fmt::format(
-      "measured step:  {} (lower median over {} steady iteration{}, F/B/W work "
-      "only)\n",
-      format_duration(measured_step),
-      std::count_if(steps.begin(), steps.end(), [](const MeasuredStep& s) { return !s.warmup; }),
-      steps.size() == 1 ? "" : "s");
+  out +=
+      fmt::format("measured step:  {} (lower median over {} steady iteration{}, F/B/W work only)\n",
+                  format_duration(measured_step), steady, steady == 1 ? "" : "s");
   out += fmt::format("step time error: {}\n", error_text(predicted_step, measured_step));
-  const std::vector<TimeNs> busy = measured_stage_busy(costs);
   out += "per stage (busy time per iteration):\n";
   out += fmt::format("  {:<6} {:>14} {:>14} {:>9}\n", "stage", "predicted", "measured", "error");
-  const std::size_t stages = std::max<std::size_t>(busy.size(), predicted.metrics.devices.size());
   for (std::size_t s = 0; s < stages; ++s) {
-    const bool has_prediction = s < predicted.metrics.devices.size();
-    const bool has_measurement = s < busy.size() && busy[s] >= 0;
-    const TimeNs p = has_prediction ? predicted.metrics.devices[s].busy : 0;
-    const TimeNs m = has_measurement ? busy[s] : 0;
-    out +=
-        fmt::format("  {:<6} {:>14} {:>14} {:>9}\n", s, has_prediction ? format_duration(p) : "-",
-                    has_measurement ? format_duration(m) : "-",
-                    has_prediction && has_measurement ? error_text(p, m) : "-");
+    const std::optional<TimeNs> p = predicted_busy(s);
+    const std::optional<TimeNs> m = measured_busy(s);
+    out += fmt::format("  {:<6} {:>14} {:>14} {:>9}\n", s, p ? format_duration(*p) : "-",
+                       m ? format_duration(*m) : "-", p && m ? error_text(*p, *m) : "-");
   }
-  if (!options.svg.empty()) out += fmt::format("timelines written to {}\n", options.svg);
+  if (format) out += fmt::format("timelines written to {}\n", output.path);
   fmt::print("{}", out);
 }
 
@@ -95,9 +148,11 @@ void add_compare_measured_command(CLI::App& app) {
       "Compare a config's predicted step with the execution measured in GPU profiles");
   cmd->add_option("config", options->config, "Config file (JSON)")->required();
   add_profile_options(*cmd, options->profiles);
-  cmd->add_option("--svg", options->svg,
-                  "Write both timelines, predicted above measured, on one time scale (.svg, "
-                  ".png or .pdf)");
+  options->timeline.add_options(*cmd,
+                                "both timelines, predicted above measured, on one time scale");
+  cmd->add_option("--format", options->format,
+                  "Standard output: a text comparison or the same numbers as JSON")
+      ->check(CLI::IsMember({"text", "json"}));
   cmd->callback([options] { run_compare_measured(*options); });
 }
 

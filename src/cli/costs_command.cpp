@@ -1,7 +1,11 @@
 // `perflow costs PROFILE... -o costs.json`: per-stage F / B / W costs measured in profiles,
 // written as a config that `perflow simulate` runs as is.
+#include <array>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -9,6 +13,7 @@
 
 #include "detail/commands.hpp"
 #include "detail/measured_config.hpp"
+#include "detail/output_paths.hpp"
 #include "detail/profile_input.hpp"
 #include "perflow/cli/config.hpp"
 #include "perflow/cli/summary.hpp"
@@ -25,7 +30,12 @@ struct CostsOptions {
   ProfileOptions profiles;
   std::string output;
   std::string schedule;
+  std::string format = "text";
 };
+
+/// JSON names of the marker kinds, by MarkerKind.
+constexpr std::array<std::string_view, reader::kMarkerKindCount> kKindKeys = {
+    "forward", "backward", "weight", "full_backward"};
 
 std::string kind_counts(const std::array<std::size_t, reader::kMarkerKindCount>& counts) {
   std::string out;
@@ -95,7 +105,64 @@ std::string format_found(const Measurement& measurement) {
   return out;
 }
 
+/// What format_found says, as JSON.
+nlohmann::json found_json(const Measurement& measurement) {
+  const reader::ExtractedCosts& costs = measurement.costs;
+  nlohmann::json profiles = nlohmann::json::array();
+  for (const reader::ProfileSummary& p : costs.profiles) {
+    nlohmann::json matched = nlohmann::json::object();
+    for (std::size_t k = 0; k < kKindKeys.size(); ++k) matched[kKindKeys[k]] = p.matched[k];
+    profiles.push_back(
+        {{"path", p.path},
+         {"format", p.format},
+         {"rank", p.rank},
+         {"rank_from_position", p.rank_from_position},
+         {"stage", p.stage},
+         {"gpu_ops", p.ops},
+         {"communication_ops", p.communication_ops},
+         {"ranges", p.ranges},
+         {"matched", matched},
+         {"attribution", p.method == reader::AttributionMethod::Launch ? "launch" : "time_overlap"},
+         {"iterations", p.iterations},
+         {"warmup_dropped", p.warmup_dropped},
+         {"ignored",
+          {{"empty_ranges", p.empty_ranges},
+           {"compute_ops_outside", p.compute_ops_outside},
+           {"ops_without_launch", p.ops_without_launch},
+           {"tasks_outside_steps", p.tasks_outside_steps}}}});
+  }
+  nlohmann::json stages = nlohmann::json::array();
+  for (const reader::StageCost& cost : costs.stages) {
+    nlohmann::json stage = {{"stage", cost.stage}, {"chunk", cost.chunk}};
+    for (std::size_t k = 0; k < kKindKeys.size(); ++k) {
+      const std::optional<TimeNs> value = cost.cost[k];
+      stage[kKindKeys[k]] = value
+                                ? nlohmann::json{{"cost_ns", *value}, {"samples", cost.samples[k]}}
+                                : nlohmann::json(nullptr);
+    }
+    stages.push_back(std::move(stage));
+  }
+  nlohmann::json communication = nlohmann::json::array();
+  for (const reader::CommunicationCost& c : costs.communication) {
+    communication.push_back({{"name", c.name},
+                             {"kind", reader::to_string(c.kind)},
+                             {"calls_per_rank", c.count},
+                             {"ranks", c.ranks},
+                             {"bytes", c.bytes >= 0 ? nlohmann::json(c.bytes) : nlohmann::json()},
+                             {"median_ns", c.median},
+                             {"median_method", c.method}});
+  }
+  return {{"markers", costs.marker},
+          {"marker_choice", measurement.marker_choice},
+          {"profiles", profiles},
+          {"stages", stages},
+          {"communication", communication}};
+}
+
 void run_costs(const CostsOptions& options) {
+  const OutputFile output = {"-o", options.output};
+  check_output_paths(profile_inputs(options.profiles), {&output, 1});
+
   if (!options.schedule.empty()) {  // before any profile is read
     try {
       (void)parallel::builtin_schedules().get(options.schedule);
@@ -126,9 +193,23 @@ void run_costs(const CostsOptions& options) {
   }
   write_file_atomically(options.output, text);
 
-  std::string out = format_found(measurement);
   std::vector<std::string> notes = costs.notes;
   notes.insert(notes.end(), config.notes.begin(), config.notes.end());
+  if (options.format == "json") {
+    nlohmann::json out = found_json(measurement);
+    const parallel::PipelineSpec& p = checked.pipeline;
+    out["notes"] = notes;
+    out["output"] = options.output;
+    out["config"] = {{"schedule", p.schedule},
+                     {"stages", p.stages},
+                     {"microbatches", p.microbatches},
+                     {"chunks", p.chunks},
+                     {"split_backward", p.split_backward},
+                     {"tasks", graph.task_count()}};
+    fmt::print("{}\n", out.dump(1));
+    return;
+  }
+  std::string out = format_found(measurement);
   if (!notes.empty()) {
     out += "notes:\n";
     for (const std::string& note : notes) out += fmt::format("  - {}\n", note);
@@ -149,6 +230,9 @@ void add_costs_command(CLI::App& app) {
   cmd->add_option("-o,--output", options->output, "The config to write (JSON)")->required();
   cmd->add_option("--schedule", options->schedule,
                   "The config's schedule (default: 1f1b; interleaved-1f1b with several chunks)");
+  cmd->add_option("--format", options->format,
+                  "Standard output: a text summary of what was found, or the same as JSON")
+      ->check(CLI::IsMember({"text", "json"}));
   cmd->callback([options] { run_costs(*options); });
 }
 

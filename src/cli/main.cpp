@@ -1,44 +1,62 @@
 // The perflow command. Library code throws perflow::Error subclasses; this is the one
 // place that catches them, prints `perflow: error: ...` and maps them to exit codes.
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <new>
+#include <string>
+#include <string_view>
 #include <system_error>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "detail/commands.hpp"
+#include "perflow/core/did_you_mean.hpp"
 #include "perflow/core/error.hpp"
 
 namespace {
 
-int fail(perflow::cli::detail::ExitCode code, const char* message) {
+using perflow::cli::detail::ExitCode;
+
+int fail(ExitCode code, const std::string& message) {
   std::fflush(stdout);
   fmt::print(stderr, "perflow: error: {}\n", message);
   return code;
 }
 
-}  // namespace
+/// A first argument that is not an option must name a command: CLI11 would take a mistyped
+/// one for a stray argument and say only that a subcommand is required.
+void check_command_name(const CLI::App& app, std::string_view name) {
+  std::vector<std::string> names;
+  for (const CLI::App* command : std::as_const(app).get_subcommands(
+           [](const CLI::App* c) { return !c->get_disabled() && !c->get_name().empty(); })) {
+    if (command->check_name(std::string(name))) return;
+    names.push_back(command->get_name());
+  }
+  throw perflow::Error(fmt::format("unknown command '{}'{} (commands: {})", name,
+                                   perflow::did_you_mean_suffix(name, names),
+                                   fmt::join(names, ", ")));
+}
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   using namespace perflow::cli::detail;
   CLI::App app{"PerFlow: predict the performance of pipeline-parallel LLM training.", "perflow"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "perflow 0.1.0");
   add_simulate_command(app);
-  add_schedules_command(app);
+  add_compare_command(app);
   add_validate_command(app);
+  add_schedules_command(app);
   add_costs_command(app);
   add_measured_command(app);
   add_compare_measured_command(app);
-  add_compare_command(app);
   add_schema_command(app);
   try {
+    if (argc > 1 && argv[1][0] != '-') check_command_name(app, argv[1]);
     app.parse(argc, argv);
-    // Buffered output that cannot be written (a full disk, a closed pipe) is a failure.
-    if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
-      return fail(kOutputError, "cannot write to standard output");
-    }
     return kSuccess;
   } catch (const CLI::CallForHelp&) {
     return app.exit(CLI::CallForHelp());
@@ -47,18 +65,45 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    return fail(kUsageError, fmt::format("{} (run 'perflow --help')", e.what()).c_str());
+    return fail(kUsageError, fmt::format("{} (run 'perflow --help')", e.what()));
   } catch (const perflow::CycleError& e) {
     return fail(kDeadlock, e.what());
   } catch (const perflow::IoError& e) {
     return fail(kOutputError, e.what());
   } catch (const perflow::Error& e) {
     return fail(kUsageError, e.what());
-  } catch (const std::system_error& e) {  // fmt::print on a stream that fails
-    return fail(kOutputError, fmt::format("cannot write output: {}", e.what()).c_str());
+  } catch (const std::system_error& e) {  // fmt::print to standard output failed
+    return fail(kOutputError,
+                fmt::format("cannot write to standard output: {}", e.code().message()));
   } catch (const std::bad_alloc&) {
     return fail(kOutOfMemory, "out of memory: the task graph is too large for this machine");
   } catch (const std::exception& e) {
-    return fail(kInternalError, fmt::format("internal error: {}", e.what()).c_str());
+    return fail(kInternalError, fmt::format("internal error: {}", e.what()));
   }
+}
+
+/// Standard output is written for sure only once flushed and closed: buffered output that
+/// cannot be written (a full disk, a closed pipe) turns a success into exit code 4. After
+/// another error it is closed quietly: the first error is the one reported.
+int close_stdout(int code) {
+  errno = 0;
+  bool written = std::fflush(stdout) == 0 && std::ferror(stdout) == 0;
+  int error = errno;
+  if (std::fclose(stdout) != 0 && written) {
+    written = false;
+    error = errno;
+  }
+  if (written || code != perflow::cli::detail::kSuccess) return code;
+  fmt::print(stderr, "perflow: error: cannot write to standard output{}\n",
+             error != 0 ? ": " + std::generic_category().message(error) : std::string());
+  return perflow::cli::detail::kOutputError;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // A closed pipe (`perflow ... | head`) makes writes fail with EPIPE, exit code 4, instead of
+  // killing the process with SIGPIPE.
+  std::signal(SIGPIPE, SIG_IGN);
+  return close_stdout(run(argc, argv));
 }

@@ -1,12 +1,18 @@
-// `perflow measured PROFILE... --svg measured.svg`: the measured execution drawn with the
+// `perflow measured PROFILE... --timeline measured.svg`: the measured execution drawn with the
 // simulator's visualizer.
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "detail/commands.hpp"
+#include "detail/output_paths.hpp"
 #include "detail/profile_input.hpp"
+#include "detail/timeline_output.hpp"
+#include "perflow/core/atomic_file.hpp"
 #include "perflow/reader/measured_timeline.hpp"
 #include "perflow/simulator/metrics.hpp"
 #include "perflow/visualizer/timeline.hpp"
@@ -16,7 +22,8 @@ namespace {
 
 struct MeasuredOptions {
   ProfileOptions profiles;
-  std::string svg;
+  TimelineOutput timeline;
+  std::string format = "text";
 };
 
 std::string iteration_name(const MeasuredStep& step) {
@@ -25,25 +32,57 @@ std::string iteration_name(const MeasuredStep& step) {
 }
 
 void run_measured(const MeasuredOptions& options) {
+  // Usage errors in the outputs are found before any profile is read.
+  const std::optional<visualizer::ImageFormat> format = options.timeline.format();
+  const OutputFile output = options.timeline.output();
+  check_output_paths(profile_inputs(options.profiles), {&output, 1});
+
   const Measurement measurement = measure_profiles(options.profiles);
   const reader::ExtractedCosts& costs = measurement.costs;
   const reader::MeasuredTimeline timeline = reader::measured_timeline(costs);
   const simulator::Metrics metrics =
       simulator::compute_metrics(timeline.graph, timeline.trace, simulator::SimulationOptions{});
-  if (!options.svg.empty()) {
+  if (format) {
     visualizer::TimelineOptions drawing;
     drawing.title = "Measured execution";
     drawing.subtitle = fmt::format("{} profile{}, {} tasks, markers {}", costs.profiles.size(),
                                    costs.profiles.size() == 1 ? "" : "s",
                                    timeline.graph.task_count(), costs.marker);
     drawing.device_labels = timeline.device_labels;
-    visualizer::write_timeline(options.svg, timeline.graph, timeline.trace, metrics, drawing);
+    write_file_atomically(output.path, visualizer::render_timeline(timeline.graph, timeline.trace,
+                                                                   metrics, drawing, *format));
+  }
+
+  const std::vector<MeasuredStep> steps = measured_steps(costs);
+  const std::vector<TimeNs> busy = measured_stage_busy(costs);
+  if (options.format == "json") {
+    nlohmann::json iterations = nlohmann::json::array();
+    for (const MeasuredStep& step : steps) {
+      iterations.push_back(
+          {{"iteration", step.iteration < 0 ? nlohmann::json() : nlohmann::json(step.iteration)},
+           {"warmup", step.warmup},
+           {"step_ns", step.time}});
+    }
+    nlohmann::json stages = nlohmann::json::array();
+    for (std::size_t s = 0; s < busy.size(); ++s) {
+      if (busy[s] >= 0) stages.push_back({{"stage", s}, {"busy_ns", busy[s]}});
+    }
+    const nlohmann::json out = {
+        {"markers", costs.marker},
+        {"marker_choice", measurement.marker_choice},
+        {"profiles", costs.profiles.size()},
+        {"tasks", costs.tasks.size()},
+        {"iterations", iterations},
+        {"step_ns", median_step_time(steps)},
+        {"stages", stages},
+        {"timeline", format ? nlohmann::json(output.path) : nlohmann::json()}};
+    fmt::print("{}\n", out.dump(1));
+    return;
   }
 
   std::string out = fmt::format("markers: {}\n", measurement.marker_choice);
   out += fmt::format("{} profile{}, {} measured tasks\n", costs.profiles.size(),
                      costs.profiles.size() == 1 ? "" : "s", costs.tasks.size());
-  const std::vector<MeasuredStep> steps = measured_steps(costs);
   for (const MeasuredStep& step : steps) {
     out += fmt::format(
         "  {}: step {} (first op of its first task to last op of its last "
@@ -52,13 +91,12 @@ void run_measured(const MeasuredOptions& options) {
   }
   out += fmt::format("step time: {} (lower median over steady iterations)\n",
                      format_duration(median_step_time(steps)));
-  const std::vector<TimeNs> busy = measured_stage_busy(costs);
   for (std::size_t s = 0; s < busy.size(); ++s) {
     if (busy[s] >= 0) {
       out += fmt::format("  stage {}: busy {} per iteration\n", s, format_duration(busy[s]));
     }
   }
-  if (!options.svg.empty()) out += fmt::format("timeline written to {}\n", options.svg);
+  if (format) out += fmt::format("timeline written to {}\n", output.path);
   fmt::print("{}", out);
 }
 
@@ -69,8 +107,10 @@ void add_measured_command(CLI::App& app) {
   CLI::App* cmd =
       app.add_subcommand("measured", "Draw the execution measured in GPU profiles as a timeline");
   add_profile_options(*cmd, options->profiles);
-  cmd->add_option("--svg", options->svg,
-                  "Write the measured timeline to this file (.svg, .png or .pdf)");
+  options->timeline.add_options(*cmd, "the measured timeline");
+  cmd->add_option("--format", options->format,
+                  "Standard output: a text summary or the same numbers as JSON")
+      ->check(CLI::IsMember({"text", "json"}));
   cmd->callback([options] { run_measured(*options); });
 }
 

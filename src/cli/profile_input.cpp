@@ -94,6 +94,12 @@ void add_profile_options(CLI::App& command, ProfileOptions& options) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 }
 
+std::vector<InputFile> profile_inputs(const ProfileOptions& options) {
+  std::vector<InputFile> inputs;
+  for (const std::string& profile : options.profiles) inputs.push_back({"a profile", profile});
+  return inputs;
+}
+
 Measurement measure_profiles(const ProfileOptions& options) {
   reader::ExtractionOptions extraction;
   extraction.rank_stage = parse_rank_stages(options.rank_stage);

@@ -10,6 +10,8 @@
 
 #include "detail/commands.hpp"
 #include "detail/device_display.hpp"
+#include "detail/output_paths.hpp"
+#include "detail/timeline_output.hpp"
 #include "perflow/cli/config.hpp"
 #include "perflow/cli/report.hpp"
 #include "perflow/cli/summary.hpp"
@@ -24,8 +26,7 @@ namespace {
 struct SimulateOptions {
   std::string config;
   std::string report;
-  std::string timeline;  // format by extension
-  std::string svg;       // always SVG (the older option)
+  TimelineOutput timeline;
   std::string chrome_trace;
   std::string format = "text";
   bool memory_chart = false;
@@ -34,14 +35,14 @@ struct SimulateOptions {
 };
 
 void run_simulate(const SimulateOptions& options) {
-  // A timeline file the renderer cannot write is a usage error, found before any work.
-  std::optional<visualizer::ImageFormat> timeline_format;
-  std::string timeline_path = options.timeline;
-  if (!options.timeline.empty()) timeline_format = visualizer::image_format_of(options.timeline);
-  if (!options.svg.empty()) {
-    timeline_format = visualizer::ImageFormat::Svg;
-    timeline_path = options.svg;
-  }
+  // Usage errors in the outputs are found before any work.
+  const std::optional<visualizer::ImageFormat> timeline_format = options.timeline.format();
+  const std::string timeline_path(options.timeline.output().path);
+  const InputFile inputs[] = {{"the config", options.config}};
+  const OutputFile outputs[] = {{"--report", options.report},
+                                options.timeline.output(),
+                                {"--chrome-trace", options.chrome_trace}};
+  check_output_paths(inputs, outputs);
 
   const Config config = load_config(options.config);
   const EventGraph graph = build_graph(config);
@@ -95,12 +96,7 @@ void add_simulate_command(CLI::App& app) {
                                      "simulate it and summarize the result");
   cmd->add_option("config", options->config, "Config file (JSON)")->required();
   cmd->add_option("--report", options->report, "Write the JSON report to this file");
-  CLI::Option* timeline = cmd->add_option(
-      "--timeline", options->timeline,
-      "Write the timeline to this file; its extension picks the format: .svg, .png or .pdf");
-  CLI::Option* svg =
-      cmd->add_option("--svg", options->svg, "Write the timeline to this file as SVG");
-  timeline->excludes(svg);
+  options->timeline.add_options(*cmd, "the timeline");
   cmd->add_flag("--memory-chart", options->memory_chart,
                 "Draw activation memory over time per device under the timeline");
   cmd->add_flag("--critical-path", options->critical_path,

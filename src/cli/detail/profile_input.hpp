@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "output_paths.hpp"
 #include "perflow/core/time.hpp"
 #include "perflow/reader/cost_extraction.hpp"
 
@@ -21,6 +22,9 @@ struct ProfileOptions {
 };
 
 void add_profile_options(CLI::App& command, ProfileOptions& options);
+
+/// The profiles as inputs for check_output_paths ("a profile").
+std::vector<InputFile> profile_inputs(const ProfileOptions& options);
 
 /// Profiles read and measured.
 struct Measurement {
