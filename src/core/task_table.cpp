@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "perflow/core/error.hpp"
+#include "perflow/core/huge_page_allocator.hpp"
 
 // A million rows must take well under a second, so rows are written with std::to_chars
 // straight into the output's buffer, a block of rows at a time, and everything that repeats
@@ -29,6 +30,13 @@ namespace {
 constexpr std::size_t kBlockRows = 1024;
 /// The longest integer field: an int64 with its sign.
 constexpr std::size_t kMaxNumber = 20;
+
+/// The fixed text of a row after the kind: separators, iteration 0, JSON keys.
+constexpr std::size_t kCsvText = std::string_view(",,,,0,,\n").size();
+constexpr std::size_t kJsonlText =
+    std::string_view(
+        ",\"microbatch\":,\"chunk\":,\"stage\":,\"iteration\":0,\"start_ns\":,\"end_ns\":}\n")
+        .size();
 
 /// Which of microbatch, chunk and stage a kind has (see render_task_table).
 bool has_microbatch(TaskKind kind) {
@@ -83,7 +91,7 @@ struct RowParts {
   std::array<std::string, kTaskKindCount> kinds;
 };
 
-/// Writes one row at `p` (which has room for `bound` bytes) and returns its end.
+/// Writes one row at `p` and returns its end.
 char* put_csv_row(char* p, const RowParts& parts, const EventGraph& graph, const Trace& trace,
                   TaskId t) {
   const TaskKind kind = graph.kind(t);
@@ -150,26 +158,35 @@ void append_task_table(std::string& out, const EventGraph& graph, const Trace& t
       out += column == kTaskTableColumns.back() ? '\n' : ',';
     }
   }
-  // Everything but the lane prefix: the kind, five numbers and the JSON keys around them.
-  const std::size_t row_rest = longest_kind + 5 * kMaxNumber + 128;
-  std::size_t rows = 0;
-  for (const auto& events : trace.lane_events) rows += events.size();
-  out.reserve(out.size() + rows * (csv ? 48 : 136));
+  // A row's bound: the lane prefix, then the kind, five numbers (or nulls) and the text
+  // between them (see put_csv_row and put_jsonl_row).
+  const std::size_t row_rest = longest_kind + 5 * kMaxNumber + (csv ? kCsvText : kJsonlText);
+  std::vector<std::string> prefixes(trace.lane_count());
+  std::size_t bound = out.size();
+  for (std::uint32_t l = 0; l < trace.lane_count(); ++l) {
+    const LaneInfo& lane = graph.lane_info(LaneId{l});
+    prefixes[l] = csv ? fmt::format("{},{},", lane.device.value, csv_field(lane.name))
+                      : fmt::format("{{\"device\":{},\"lane\":{},\"kind\":", lane.device.value,
+                                    json_string(lane.name));
+    bound += trace.lane_events[l].size() * (prefixes[l].size() + row_rest);
+  }
+  // Reserved once for the worst case, so the text is never copied while it grows; only the
+  // pages written are ever touched, and large ones are huge pages (fewer page faults).
+  out.reserve(bound);
+  if (out.capacity() > out.size()) {
+    detail::advise_huge_pages(out.data() + out.size(), out.capacity() - out.size());
+  }
 
   const std::size_t n = graph.task_count();
   for (std::uint32_t l = 0; l < trace.lane_count(); ++l) {
     const std::span<const TaskId> events = trace.events(LaneId{l});
     if (events.empty()) continue;
-    const LaneInfo& lane = graph.lane_info(LaneId{l});
-    parts.lane_prefix =
-        csv ? fmt::format("{},{},", lane.device.value, csv_field(lane.name))
-            : fmt::format("{{\"device\":{},\"lane\":{},\"kind\":", lane.device.value,
-                          json_string(lane.name));
-    const std::size_t bound = parts.lane_prefix.size() + row_rest;
+    parts.lane_prefix = std::move(prefixes[l]);
+    const std::size_t row_bound = parts.lane_prefix.size() + row_rest;
     for (std::size_t first = 0; first < events.size(); first += kBlockRows) {
       const std::size_t count = std::min(kBlockRows, events.size() - first);
       const std::size_t used = out.size();
-      out.resize(used + count * bound);
+      out.resize(used + count * row_bound);
       char* p = out.data() + used;
       for (const TaskId t : events.subspan(first, count)) {
         if (t.value >= n) {
