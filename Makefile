@@ -12,9 +12,11 @@ deps:
 configure-release: deps
 	cmake -S . -B $(RELEASE_DIR) -DCMAKE_BUILD_TYPE=Release
 
-# The flagship example: prints a summary table and writes trace.svg and report.json.
+# The flagship example: prints a summary table and writes trace.svg and report.json. Also
+# builds the C++ examples the README names ($(RELEASE_DIR)/examples/heterogeneous_zbv,
+# $(RELEASE_DIR)/examples/pipeline_1f1b).
 run: configure-release
-	cmake --build $(RELEASE_DIR) -j $(JOBS) --target perflow
+	cmake --build $(RELEASE_DIR) -j $(JOBS) --target perflow heterogeneous_zbv pipeline_1f1b
 	$(RELEASE_DIR)/perflow simulate examples/heterogeneous_zbv.json --svg trace.svg --report report.json
 
 # Warnings are errors; AddressSanitizer and UndefinedBehaviorSanitizer are on.
