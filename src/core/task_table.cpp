@@ -1,6 +1,7 @@
 #include "perflow/core/task_table.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <charconv>
 #include <cstddef>
@@ -11,6 +12,7 @@
 #include <string_view>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -144,6 +146,7 @@ std::optional<TaskTableFormat> task_table_format_of(const std::filesystem::path&
 void append_task_table(std::string& out, const EventGraph& graph, const Trace& trace,
                        TaskTableFormat format) {
   check_trace(graph, trace);
+  const std::size_t original = out.size();  // restored if the trace turns out bad
   const bool csv = format == TaskTableFormat::Csv;
   RowParts parts;
   std::size_t longest_kind = 0;
@@ -190,7 +193,7 @@ void append_task_table(std::string& out, const EventGraph& graph, const Trace& t
       char* p = out.data() + used;
       for (const TaskId t : events.subspan(first, count)) {
         if (t.value >= n) {
-          out.resize(used);
+          out.resize(original);
           throw std::invalid_argument(fmt::format(
               "trace lists task id {} on lane {}, but the graph has {} tasks", t.value, l, n));
         }

@@ -174,9 +174,11 @@ TEST(TaskTable, ReaderErrorsNameTheLine) {
 
 TEST(TaskTable, RefusesATraceOfAnotherGraph) {
   Fixture x = fixture();
-  x.trace.lane_events[0].push_back(TaskId{99});
-  EXPECT_THROW((void)render_task_table(x.graph, x.trace, TaskTableFormat::Csv),
+  x.trace.lane_events[2].push_back(TaskId{99});
+  std::string out = "before\n";
+  EXPECT_THROW(append_task_table(out, x.graph, x.trace, TaskTableFormat::Csv),
                std::invalid_argument);
+  EXPECT_EQ(out, "before\n");  // the rows before the bad one are taken back
   x.trace.start.pop_back();
   EXPECT_THROW((void)render_task_table(x.graph, x.trace, TaskTableFormat::Jsonl),
                std::invalid_argument);

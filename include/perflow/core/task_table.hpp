@@ -38,7 +38,8 @@ std::optional<TaskTableFormat> task_table_format_of(const std::filesystem::path&
 /// object per line. Every line ends with '\n'. Deterministic: same input, same bytes.
 std::string render_task_table(const EventGraph& graph, const Trace& trace, TaskTableFormat format);
 
-/// render_task_table, appended to `out` (which keeps its contents).
+/// render_task_table, appended to `out` (which keeps its contents). Throws
+/// std::invalid_argument, with `out` as it was, for a trace that is not of `graph`.
 void append_task_table(std::string& out, const EventGraph& graph, const Trace& trace,
                        TaskTableFormat format);
 
