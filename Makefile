@@ -12,9 +12,11 @@ deps:
 configure-release: deps
 	cmake -S . -B $(RELEASE_DIR) -DCMAKE_BUILD_TYPE=Release
 
-# The flagship example: prints a summary table and writes trace.svg and report.json.
+# The flagship example: prints a summary table and writes trace.svg and report.json. Also
+# builds the C++ examples the README names ($(RELEASE_DIR)/examples/heterogeneous_zbv,
+# $(RELEASE_DIR)/examples/pipeline_1f1b).
 run: configure-release
-	cmake --build $(RELEASE_DIR) -j $(JOBS) --target perflow
+	cmake --build $(RELEASE_DIR) -j $(JOBS) --target perflow heterogeneous_zbv pipeline_1f1b
 	$(RELEASE_DIR)/perflow simulate examples/heterogeneous_zbv.json --svg trace.svg --report report.json
 
 # Warnings are errors; AddressSanitizer and UndefinedBehaviorSanitizer are on.
@@ -24,11 +26,12 @@ test: deps
 	cd $(TEST_DIR) && ctest -j $(JOBS) --output-on-failure --timeout 300
 
 bench: configure-release
-	cmake --build $(RELEASE_DIR) -j $(JOBS) --target perflow_bench perflow_schedules_bench perflow_render_bench perflow_kineto_bench
+	cmake --build $(RELEASE_DIR) -j $(JOBS) --target perflow_bench perflow_schedules_bench perflow_render_bench perflow_kineto_bench perflow_task_table_bench
 	$(RELEASE_DIR)/bench/perflow_bench --benchmark_out=$(RELEASE_DIR)/bench.json --benchmark_out_format=json
 	$(RELEASE_DIR)/bench/perflow_schedules_bench --benchmark_out=$(RELEASE_DIR)/bench_schedules.json --benchmark_out_format=json
 	$(RELEASE_DIR)/bench/perflow_render_bench --benchmark_out=$(RELEASE_DIR)/bench_render.json --benchmark_out_format=json
 	$(RELEASE_DIR)/bench/perflow_kineto_bench --benchmark_out=$(RELEASE_DIR)/bench_kineto.json --benchmark_out_format=json
+	$(RELEASE_DIR)/bench/perflow_task_table_bench --benchmark_out=$(RELEASE_DIR)/bench_task_table.json --benchmark_out_format=json
 
 # docs/schedules.md and docs/schedules/*.svg: every schedule drawn and compared.
 gallery: configure-release

@@ -1,5 +1,6 @@
 #include "perflow/core/error.hpp"
 
+#include <string>
 #include <utility>
 
 namespace perflow {
@@ -14,5 +15,10 @@ ScheduleError::ScheduleError(const std::string& message, std::string field)
 
 CycleError::CycleError(const std::string& message, std::vector<std::string> cycle)
     : Error(message), cycle_(std::move(cycle)) {}
+
+FormatError::FormatError(std::string source, std::size_t line, const std::string& message)
+    : Error(source + ":line " + std::to_string(line) + ": " + message),
+      source_(std::move(source)),
+      line_(line) {}
 
 }  // namespace perflow

@@ -1,5 +1,6 @@
 #include "perflow/core/huge_page_allocator.hpp"
 
+#include <cstdint>
 #include <cstdlib>
 #include <new>
 
@@ -29,6 +30,18 @@ void deallocate_large(void* p, std::size_t bytes) noexcept {
   } else {
     std::free(p);
   }
+}
+
+void advise_huge_pages(void* p, std::size_t bytes) noexcept {
+#ifdef MADV_HUGEPAGE
+  const auto begin = reinterpret_cast<std::uintptr_t>(p);
+  const std::uintptr_t first = (begin + kHugePage - 1) / kHugePage * kHugePage;
+  const std::uintptr_t last = (begin + bytes) / kHugePage * kHugePage;
+  if (last > first) (void)::madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)bytes;
+#endif
 }
 
 }  // namespace perflow::detail

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -50,6 +51,19 @@ class CycleError : public Error {
 class UnknownNameError : public Error {
  public:
   using Error::Error;
+};
+
+/// Text in a format PerFlow reads back (a task table) is malformed:
+/// `source:line N: message`.
+class FormatError : public Error {
+ public:
+  FormatError(std::string source, std::size_t line, const std::string& message);
+  const std::string& source() const { return source_; }
+  std::size_t line() const { return line_; }
+
+ private:
+  std::string source_;
+  std::size_t line_;
 };
 
 /// An output file could not be written.

@@ -9,6 +9,10 @@ namespace detail {
 /// million-task graph takes hundreds instead of ~100k page faults; small ones use new.
 void* allocate_large(std::size_t bytes);
 void deallocate_large(void* p, std::size_t bytes) noexcept;
+/// Advises the whole 2 MiB pages inside [p, p + bytes) for transparent huge pages, for large
+/// buffers allocated elsewhere (a std::string about to be filled). Advice only: no effect
+/// below a few MiB or where the kernel declines.
+void advise_huge_pages(void* p, std::size_t bytes) noexcept;
 }  // namespace detail
 
 /// A std::allocator for the big arrays of graphs and traces: first touch of fresh memory
