@@ -16,6 +16,8 @@
 #include "perflow/cli/report.hpp"
 #include "perflow/cli/summary.hpp"
 #include "perflow/core/atomic_file.hpp"
+#include "perflow/core/error.hpp"
+#include "perflow/core/task_table.hpp"
 #include "perflow/simulator/simulate.hpp"
 #include "perflow/visualizer/chrome_trace.hpp"
 #include "perflow/visualizer/timeline.hpp"
@@ -28,20 +30,38 @@ struct SimulateOptions {
   std::string report;
   TimelineOutput timeline;
   std::string chrome_trace;
+  std::string trace;  // the task table, .csv or .jsonl
   std::string format = "text";
   bool memory_chart = false;
   bool critical_path = false;
   bool arrows = false;
 };
 
+std::optional<TaskTableFormat> trace_format_of(const std::string& path) {
+  if (path.empty()) return std::nullopt;
+  if (const std::optional<TaskTableFormat> format = task_table_format_of(path)) return format;
+  const std::string extension = std::filesystem::path(path).extension().string();
+  if (extension.empty()) {
+    throw Error(fmt::format(
+        "--trace '{}': no file extension to tell the task table format by; the extension must "
+        "be one of .csv, .jsonl",
+        path));
+  }
+  throw Error(fmt::format(
+      "--trace '{}': unknown task table format '{}'; the extension must be one of .csv, .jsonl",
+      path, extension));
+}
+
 void run_simulate(const SimulateOptions& options) {
   // Usage errors in the outputs are found before any work.
   const std::optional<visualizer::ImageFormat> timeline_format = options.timeline.format();
   const std::string timeline_path(options.timeline.output().path);
+  const std::optional<TaskTableFormat> trace_format = trace_format_of(options.trace);
   const InputFile inputs[] = {{"the config", options.config}};
   const OutputFile outputs[] = {{"--report", options.report},
                                 options.timeline.output(),
-                                {"--chrome-trace", options.chrome_trace}};
+                                {"--chrome-trace", options.chrome_trace},
+                                {"--trace", options.trace}};
   check_output_paths(inputs, outputs);
 
   const Config config = load_config(options.config);
@@ -70,10 +90,13 @@ void run_simulate(const SimulateOptions& options) {
   if (!options.chrome_trace.empty()) {
     chrome_trace = visualizer::render_chrome_trace(graph, result.trace, {display.labels});
   }
+  std::string task_table;
+  if (trace_format) task_table = render_task_table(graph, result.trace, *trace_format);
   std::vector<std::pair<std::filesystem::path, std::string_view>> files;
   if (!options.report.empty()) files.emplace_back(options.report, report_text);
   if (timeline_format) files.emplace_back(timeline_path, timeline);
   if (!options.chrome_trace.empty()) files.emplace_back(options.chrome_trace, chrome_trace);
+  if (trace_format) files.emplace_back(options.trace, task_table);
   write_files_atomically(files);
   if (options.format == "json") {
     fmt::print("{}\n", report.dump(1));
@@ -84,6 +107,7 @@ void run_simulate(const SimulateOptions& options) {
     if (!options.chrome_trace.empty()) {
       fmt::print("chrome trace written to {}\n", options.chrome_trace);
     }
+    if (trace_format) fmt::print("task table written to {}\n", options.trace);
   }
 }
 
@@ -105,6 +129,9 @@ void add_simulate_command(CLI::App& app) {
                 "Draw the dependences between devices as arrows in the timeline");
   cmd->add_option("--chrome-trace", options->chrome_trace,
                   "Write the trace as Chrome trace event JSON (Perfetto, chrome://tracing)");
+  cmd->add_option("--trace", options->trace,
+                  "Write the task table, one row per task, to this file; its extension picks "
+                  "the format: .csv or .jsonl");
   cmd->add_option("--format", options->format, "Standard output: a text summary or the report")
       ->check(CLI::IsMember({"text", "json"}));
   cmd->callback([options] { run_simulate(*options); });
