@@ -12,6 +12,9 @@ using K = FieldKind;
 constexpr std::string_view kShapes[] = {"linear", "interleaved", "v", "dualpipe"};
 constexpr std::string_view kModes[] = {"ordered", "greedy"};
 constexpr std::string_view kPer[] = {kCostsPerChunk, kCostsPerStage};
+constexpr std::string_view kMlps[] = {"gelu", "swiglu"};
+constexpr std::string_view kPrecisions[] = {"bf16", "fp16", "fp8"};
+constexpr std::string_view kRecomputes[] = {"none", "selective", "full"};
 
 constexpr double kMaxSize = 1 << 24;
 constexpr double kMaxDegree = 1 << 20;
@@ -29,10 +32,9 @@ constexpr Field kPipelineFields[] = {
      .required = true},
     {.name = "microbatches",
      .kind = K::Integer,
-     .description = "microbatches per step (m)",
+     .description = "microbatches per step (m); with /training/global_batch_size, derived",
      .min = 1,
-     .max = kMaxSize,
-     .required = true},
+     .max = kMaxSize},
     {.name = "chunks",
      .kind = K::Integer,
      .description = "model chunks per device (v), default 1",
@@ -59,6 +61,10 @@ constexpr Field kPipelineFields[] = {
      .kind = K::Choice,
      .description = "custom only: where the order's chunks run",
      .choices = kShapes},
+    {.name = "layers",
+     .kind = K::LayerSplit,
+     .description = "with /model: the layers of each pipeline position: \"balanced\" "
+                    "(default), \"fastest\" (fast devices get more), or a count per position"},
 };
 
 // The cost fields /costs, a device type and an override share.
@@ -137,6 +143,45 @@ constexpr Field kCostsOwnFields[] = {
 
 constexpr Field kDeviceTypeFields[] = {
     {.name = "memory", .kind = K::Size, .description = "the device's memory capacity"},
+    {.name = "preset",
+     .kind = K::DevicePreset,
+     .description = "a GPU from `perflow devices`: its specs, each overridable here"},
+    {.name = "peak_flops",
+     .kind = K::Number,
+     .description = "dense FLOP/s in the training precision",
+     .min = 0,
+     .max = 1e21,
+     .exclusive_min = true},
+    {.name = "memory_bandwidth", .kind = K::Rate, .description = "HBM bandwidth", .min = 1,
+     .max = kMaxBytes},
+    {.name = "link_bandwidth",
+     .kind = K::Rate,
+     .description = "scale-up link (NVLink, Infinity Fabric) per direction",
+     .min = 1,
+     .max = kMaxBytes},
+    {.name = "network_bandwidth",
+     .kind = K::Rate,
+     .description = "scale-out network (NIC) per GPU",
+     .min = 1,
+     .max = kMaxBytes},
+    {.name = "gemm_efficiency",
+     .kind = K::Number,
+     .description = "the fraction of peak large GEMMs reach",
+     .min = 0,
+     .max = 1,
+     .exclusive_min = true},
+    {.name = "attention_efficiency",
+     .kind = K::Number,
+     .description = "the fraction of peak the fused attention forward reaches",
+     .min = 0,
+     .max = 1,
+     .exclusive_min = true},
+    {.name = "memory_efficiency",
+     .kind = K::Number,
+     .description = "the fraction of memory bandwidth element-wise kernels reach",
+     .min = 0,
+     .max = 1,
+     .exclusive_min = true},
 };
 
 }  // namespace
@@ -247,6 +292,80 @@ constexpr Field kSimulationFields[] = {
 
 }  // namespace
 
+namespace {
+
+constexpr Field kModelFields[] = {
+    {.name = "preset",
+     .kind = K::ModelPreset,
+     .description = "a model from `perflow models`; the fields below override it"},
+    {.name = "layers", .kind = K::Integer, .description = "transformer layers", .min = 1,
+     .max = 1 << 16},
+    {.name = "hidden", .kind = K::Integer, .description = "hidden size h", .min = 1,
+     .max = 1 << 24},
+    {.name = "ffn_hidden",
+     .kind = K::Integer,
+     .description = "MLP inner size f",
+     .min = 1,
+     .max = 1 << 26},
+    {.name = "heads", .kind = K::Integer, .description = "attention heads", .min = 1,
+     .max = 1 << 16},
+    {.name = "kv_heads",
+     .kind = K::Integer,
+     .description = "key/value heads (grouped-query attention), default heads",
+     .min = 1,
+     .max = 1 << 16},
+    {.name = "vocab", .kind = K::Integer, .description = "vocabulary size", .min = 1,
+     .max = 1 << 26},
+    {.name = "sequence",
+     .kind = K::Integer,
+     .description = "tokens per sample",
+     .min = 1,
+     .max = 1 << 24},
+    {.name = "mlp",
+     .kind = K::Choice,
+     .description = "gelu (two matrices, default) or swiglu (three)",
+     .choices = kMlps},
+    {.name = "tied_embeddings",
+     .kind = K::Boolean,
+     .description = "the LM head shares the embedding matrix (default false)"},
+};
+
+constexpr Field kTrainingFields[] = {
+    {.name = "micro_batch_size",
+     .kind = K::Integer,
+     .description = "samples per microbatch (default 1)",
+     .min = 1,
+     .max = 1 << 20},
+    {.name = "global_batch_size",
+     .kind = K::Integer,
+     .description = "samples per step: microbatches = global / (micro x data_parallel)",
+     .min = 1,
+     .max = 1 << 30},
+    {.name = "precision",
+     .kind = K::Choice,
+     .description = "tensor-core arithmetic (default bf16)",
+     .choices = kPrecisions},
+    {.name = "recompute",
+     .kind = K::Choice,
+     .description = "activation recomputation (default none); its time is part of B",
+     .choices = kRecomputes},
+    {.name = "distributed_optimizer",
+     .kind = K::Boolean,
+     .description = "optimizer state sharded over data parallelism (default false)"},
+    {.name = "sequence_parallel",
+     .kind = K::Boolean,
+     .description = "Megatron sequence parallelism with tensor parallelism (default false)"},
+    {.name = "flash_attention",
+     .kind = K::Boolean,
+     .description = "fused attention: no s x s scores kept (default true)"},
+};
+
+}  // namespace
+
+constinit const Section kModelSection{"model", "a decoder-only transformer", {kModelFields, {}}};
+constinit const Section kTrainingSection{"training", "how the model is trained",
+                                         {kTrainingFields, {}}};
+
 constinit const Section kPipelineSection{
     "pipeline", "the schedule and its sizes", {kPipelineFields, {}}};
 constinit const Section kNetworkSection{
@@ -268,6 +387,17 @@ constexpr Field kConfigFields[] = {
      .description = "the schedule and its sizes",
      .required = true,
      .section = &kPipelineSection},
+    {.name = "model",
+     .kind = K::Object,
+     .description = "the transformer: costs, memory and traffic are derived from it",
+     .section = &kModelSection},
+    {.name = "training",
+     .kind = K::Object,
+     .description = "with /model: batch sizes, precision, recomputation, optimizer",
+     .section = &kTrainingSection},
+    {.name = "device",
+     .kind = K::DevicePreset,
+     .description = "a GPU from `perflow devices` on every stage"},
     {.name = "parallelism",
      .kind = K::Object,
      .description = "data and tensor parallelism",

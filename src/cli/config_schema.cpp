@@ -3,6 +3,8 @@
 #include <string>
 
 #include "detail/config_fields.hpp"
+#include "perflow/model/device_spec.hpp"
+#include "perflow/model/transformer.hpp"
 #include "perflow/parallel/schedule_registry.hpp"
 
 namespace perflow::cli {
@@ -90,6 +92,24 @@ Json field_schema(const Field& field) {
       out = {{"enum", std::move(values)}};
       break;
     }
+    case FieldKind::ModelPreset: {
+      Json values = Json::array();
+      for (const auto& preset : model::model_presets()) values.push_back(preset.name);
+      out = {{"enum", std::move(values)}};
+      break;
+    }
+    case FieldKind::DevicePreset: {
+      Json values = Json::array();
+      for (const auto& preset : model::device_presets()) values.push_back(preset.name);
+      out = {{"enum", std::move(values)}};
+      break;
+    }
+    case FieldKind::LayerSplit:
+      out = {{"anyOf", Json::array({{{"enum", Json::array({"balanced", "fastest"})}},
+                                    {{"type", "array"},
+                                     {"items", {{"type", "integer"}, {"minimum", 0}}},
+                                     {"minItems", 1}}})}};
+      break;
     case FieldKind::Boolean:
       out = {{"type", "boolean"}};
       break;

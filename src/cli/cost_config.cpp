@@ -6,7 +6,10 @@
 
 #include <type_traits>
 
+#include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -15,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "detail/config_fields.hpp"
+#include "detail/model_config.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/core/units.hpp"
 #include "perflow/parallel/collectives.hpp"
@@ -69,6 +73,25 @@ struct PartialCosts {
     return share;
   }
 };
+
+// What the model derives for one (stage, chunk): every field, as if given per chunk.
+// Static memory is the stage's (the sum over its chunks), as /costs gives it.
+PartialCosts derived_costs(const model::PositionCosts& p, double stage_static_memory) {
+  PartialCosts out;
+  const auto ns = [](double x) { return static_cast<TimeNs>(std::llround(x)); };
+  out.forward = ns(p.forward_ns);
+  out.backward = ns(p.backward_ns);
+  out.weight = ns(p.weight_ns);
+  out.optimizer = ns(p.optimizer_ns);
+  out.activation = p.activation;
+  out.backward_frees = p.backward_frees;
+  out.static_memory = stage_static_memory;
+  out.boundary_bytes = p.boundary_bytes;
+  out.gradient_bytes = p.dp_gradient_bytes;
+  out.tp_allreduce_bytes = p.tp_allreduce_bytes;
+  out.tp_allreduces = p.tp_allreduces;
+  return out;
+}
 
 // Per chunk, the costs a source gives it: itself, or its share when it describes a stage.
 std::vector<PartialCosts> chunk_shares(const PartialCosts& p, std::uint32_t chunks,
@@ -230,13 +253,25 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
     }
   }
   config.costs_per = per_stage ? kCostsPerStage : kCostsPerChunk;
-  {
-    const std::vector<PartialCosts> shares = chunk_shares(uniform, chunks, per_stage);
-    for (std::size_t i = 0; i < per_stage_chunk.size(); ++i)
-      per_stage_chunk[i] = shares[i % chunks];
+
+  // GPUs: /device on every stage, or a device type's preset or specs where it is placed.
+  std::vector<std::optional<model::DeviceSpec>> specs(stages);
+  if (auto device = root.find("device")) {
+    if (root.has("device_types")) {
+      device->fail("give /device (one GPU on every stage) or /device_types, not both");
+    }
+    const model::DevicePreset& preset = read_device_preset(*device);
+    for (std::uint32_t s = 0; s < stages; ++s) {
+      specs[s] = preset.spec;
+      config.devices[s].type = config.devices[s].preset = std::string(preset.name);
+      config.devices[s].memory_capacity = preset.spec.memory_capacity;
+    }
   }
 
-  // Device types, placed on stage ranges (by /placement, or by /parts).
+  // Device types, placed on stage ranges (by /placement, or by /parts). Their costs are
+  // applied below, once the model's derived costs (which need their GPUs) are known.
+  std::vector<std::vector<PartialCosts>> type_costs;         // per placement entry, per chunk
+  std::vector<std::size_t> type_of_stage(stages, SIZE_MAX);  // index into type_costs
   std::optional<JsonCursor> placement = root.find("placement");
   if (auto parts = root.find("parts")) {
     if (placement) parts->fail("give either /placement or /parts, not both");
@@ -274,22 +309,55 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
       }
       const JsonCursor type = types.at(name);
       type.expect_object(kDeviceTypeSection.keys());
-      const std::vector<PartialCosts> type_costs =
-          chunk_shares(read_cost_fields(type), chunks, per_stage);
-      const double capacity = type.has("memory") ? read_bytes(type.at("memory")) : 0.0;
+      const std::optional<model::DeviceSpec> spec = read_device_type_spec(type);
+      type_costs.push_back(chunk_shares(read_cost_fields(type), chunks, per_stage));
+      const double capacity = type.has("memory") ? read_bytes(type.at("memory"))
+                              : spec             ? spec->memory_capacity
+                                                 : 0.0;
       for (std::uint32_t s = first; s <= last; ++s) {
         if (placed[s]) {
           entry.at("stages").fail(fmt::format("stage {} is already placed by an earlier entry", s));
         }
         placed[s] = true;
         config.devices[s].type = name;
+        if (auto preset = type.find("preset")) config.devices[s].preset = preset->as_string();
         config.devices[s].memory_capacity = capacity;
-        for (std::uint32_t c = 0; c < chunks; ++c)
-          per_stage_chunk[s * chunks + c].apply(type_costs[c]);
+        specs[s] = spec;
+        type_of_stage[s] = type_costs.size() - 1;
       }
     }
   } else if (auto types = root.find("device_types")) {
     types->fail("device types are defined but never placed: add /placement or /parts");
+  }
+
+  // The model's derived costs are the base every given cost overrides: the uniform costs,
+  // then the device types, then the overrides.
+  if (config.model) {
+    derive_model_costs(root, config, specs);
+    const auto& positions = config.model->positions;
+    for (std::uint32_t s = 0; s < stages && !positions.empty(); ++s) {
+      double stage_static = 0;
+      for (std::uint32_t c = 0; c < chunks; ++c) {
+        stage_static += positions[s * chunks + c].static_memory();
+      }
+      for (std::uint32_t c = 0; c < chunks; ++c) {
+        PartialCosts& p = per_stage_chunk[s * chunks + c];
+        p = derived_costs(positions[s * chunks + c], stage_static);
+        if (!config.model->timed[s]) p.forward = p.backward = p.weight = p.optimizer = {};
+      }
+    }
+  }
+  {
+    const std::vector<PartialCosts> shares = chunk_shares(uniform, chunks, per_stage);
+    for (std::size_t i = 0; i < per_stage_chunk.size(); ++i) {
+      per_stage_chunk[i].apply(shares[i % chunks]);
+    }
+  }
+  for (std::uint32_t s = 0; s < stages; ++s) {
+    if (type_of_stage[s] == SIZE_MAX) continue;
+    for (std::uint32_t c = 0; c < chunks; ++c) {
+      per_stage_chunk[s * chunks + c].apply(type_costs[type_of_stage[s]][c]);
+    }
   }
 
   // Overrides for a stage or a range of stages, optionally one chunk.
@@ -335,6 +403,27 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
     if (auto x = network->find("intra_node")) config.simulation.intra_node = read_link(*x);
     if (auto x = network->find("inter_node")) config.simulation.inter_node = read_link(*x);
   }
+  // A model on GPUs: links the network leaves unset take the GPUs' (the slowest stage's):
+  // NVLink / Infinity Fabric within a node, the NIC between nodes.
+  const bool all_timed =
+      config.model && std::all_of(config.model->timed.begin(), config.model->timed.end(),
+                                  [](bool t) { return t; });
+  if (all_timed) {
+    const auto slowest = [&](double model::DeviceSpec::*field) {
+      double x = 0;
+      for (const auto& spec : specs) x = x == 0 ? (*spec).*field : std::min(x, (*spec).*field);
+      return x;
+    };
+    const auto unset = [&](std::string_view link) {
+      return !network || !network->has(link) || !network->at(link).has("bandwidth");
+    };
+    if (unset("intra_node")) {
+      config.simulation.intra_node.bandwidth = slowest(&model::DeviceSpec::link_bandwidth);
+    }
+    if (unset("inter_node")) {
+      config.simulation.inter_node.bandwidth = slowest(&model::DeviceSpec::network_bandwidth);
+    }
+  }
   // Collectives run over the inter-node link (data parallel: replicas on other nodes) and
   // the intra-node link (tensor parallel: one node) unless the network names their own.
   simulator::Link dp_link = config.simulation.inter_node;
@@ -360,7 +449,8 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
         if (!field) {
           where.fail(
               fmt::format("stage {} chunk {} has no {} cost: give /costs/{}, a device "
-                          "type placed on it, or an override",
+                          "type placed on it, an override, or /model with a GPU (/device or "
+                          "a device type's preset)",
                           s, c, name, name));
         }
         return *field;

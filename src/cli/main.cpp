@@ -53,6 +53,9 @@ int run(int argc, char** argv) {
   add_costs_command(app);
   add_measured_command(app);
   add_compare_measured_command(app);
+  add_explain_command(app);
+  add_devices_command(app);
+  add_models_command(app);
   add_schema_command(app);
   try {
     if (argc > 1 && argv[1][0] != '-') check_command_name(app, argv[1]);

@@ -59,7 +59,24 @@ std::string format_summary(const Config& config, const EventGraph& graph,
     line("parallelism", fmt::format("dp {} x tp {} x pp {} ({} GPUs)", config.data_parallel.degree,
                                     config.tensor_parallel, config.pipeline.stages, gpus));
   }
+  if (config.model) {
+    const ModelPlan& plan = *config.model;
+    line("model",
+         fmt::format("{}{} layers, {:.1f}B parameters, {} sequence; {} x {} samples per step, "
+                     "{}, recompute {}; {} split",
+                     plan.preset.empty() ? "" : plan.preset + ": ", plan.transformer.layers,
+                     plan.transformer.parameters() / 1e9, plan.transformer.sequence,
+                     config.pipeline.microbatches * std::uint64_t{config.data_parallel.degree},
+                     plan.training.micro_batch_size, model::to_string(plan.training.precision),
+                     model::to_string(plan.training.recompute), plan.split));
+  }
   line("makespan", fmt::format("{} ({} ns)", format_duration(metrics.makespan), metrics.makespan));
+  if (const std::optional<Throughput> t = throughput(config, metrics.makespan)) {
+    line("throughput",
+         fmt::format("{:.0f} tokens/s, {:.1f} TFLOP/s per GPU (model FLOPs){}", t->tokens_per_s,
+                     t->model_tflops_per_gpu,
+                     std::isfinite(t->mfu) ? fmt::format(", MFU {:.1f}%", t->mfu * 100) : ""));
+  }
   line("bubble ratio", fmt::format("{:.2f}%", metrics.bubble_ratio * 100));
   line("critical path", fmt::format("{} tasks", metrics.critical_path.size()));
   // Memory columns appear when the config says something about memory or device types.

@@ -9,6 +9,9 @@ namespace {
 constexpr double kT = 1e12;  // FLOP/s
 constexpr double kGB = 1e9;  // bytes, and bytes/s
 
+// Scale-out: the NIC per GPU of the usual system (DGX A100: 200 Gb/s HDR; DGX H100, H200,
+// B200 and MI300X platforms: 400 Gb/s), as datasheets and S. Bekman's ml-engineering
+// network notes give them.
 // Peak FLOP/s are the dense (not "with sparsity") tensor-core numbers of each datasheet.
 constexpr std::array kPresets = {
     DevicePreset{"a100-40gb",
@@ -21,6 +24,7 @@ constexpr std::array kPresets = {
                   .memory_bandwidth = 1555 * kGB,
                   .memory_capacity = 40 * kGB,
                   .link_bandwidth = 300 * kGB,
+                  .network_bandwidth = 25 * kGB,
                   .efficiency = {}}},
     DevicePreset{"a100-80gb",
                  "NVIDIA A100 SXM4 80 GB",
@@ -32,6 +36,7 @@ constexpr std::array kPresets = {
                   .memory_bandwidth = 2039 * kGB,
                   .memory_capacity = 80 * kGB,
                   .link_bandwidth = 300 * kGB,
+                  .network_bandwidth = 25 * kGB,
                   .efficiency = {}}},
     DevicePreset{"h100-sxm",
                  "NVIDIA H100 SXM5 80 GB",
@@ -44,17 +49,20 @@ constexpr std::array kPresets = {
                   .memory_bandwidth = 3350 * kGB,
                   .memory_capacity = 80 * kGB,
                   .link_bandwidth = 450 * kGB,
+                  .network_bandwidth = 50 * kGB,
                   .efficiency = {}}},
     DevicePreset{"h100-pcie",
                  "NVIDIA H100 PCIe 80 GB",
                  "NVIDIA H100 Tensor Core GPU datasheet: BF16/FP16 756 TFLOPS and FP8 1,513 "
-                 "TFLOPS dense, HBM2e 2 TB/s, 80 GB, NVLink bridge 600 GB/s (both directions)",
+                 "TFLOPS dense, HBM2e 2 TB/s, 80 GB; PCIe Gen5 x16 (64 GB/s per direction) between "
+                 "GPUs (an NVLink bridge joins pairs only); a 200 Gb/s NIC assumed",
                  {.peak_bf16 = 756.5 * kT,
                   .peak_fp16 = 756.5 * kT,
                   .peak_fp8 = 1513 * kT,
                   .memory_bandwidth = 2000 * kGB,
                   .memory_capacity = 80 * kGB,
-                  .link_bandwidth = 300 * kGB,
+                  .link_bandwidth = 64 * kGB,
+                  .network_bandwidth = 25 * kGB,
                   .efficiency = {}}},
     DevicePreset{"h200",
                  "NVIDIA H200 SXM 141 GB",
@@ -66,6 +74,7 @@ constexpr std::array kPresets = {
                   .memory_bandwidth = 4800 * kGB,
                   .memory_capacity = 141 * kGB,
                   .link_bandwidth = 450 * kGB,
+                  .network_bandwidth = 50 * kGB,
                   .efficiency = {}}},
     DevicePreset{"b200",
                  "NVIDIA B200 (HGX B200) 180 GB",
@@ -77,17 +86,20 @@ constexpr std::array kPresets = {
                   .memory_bandwidth = 7700 * kGB,
                   .memory_capacity = 180 * kGB,
                   .link_bandwidth = 900 * kGB,
+                  .network_bandwidth = 50 * kGB,
                   .efficiency = {}}},
     DevicePreset{"mi250x",
                  "AMD Instinct MI250X (one package, two GCDs)",
                  "AMD Instinct MI250X data sheet: FP16/BF16 383 TFLOPS, HBM2e 3.2 TB/s, "
-                 "128 GB per package; Infinity Fabric links 8 x 100 GB/s",
+                 "128 GB per package; scale-up 350 GB/s per GCD (S. Bekman, ml-engineering, "
+                 "network/README.md); Frontier: one 200 Gb/s Slingshot NIC per package",
                  {.peak_bf16 = 383 * kT,
                   .peak_fp16 = 383 * kT,
                   .peak_fp8 = 0,
                   .memory_bandwidth = 3277 * kGB,
                   .memory_capacity = 128 * kGB,
-                  .link_bandwidth = 400 * kGB,
+                  .link_bandwidth = 350 * kGB,
+                  .network_bandwidth = 25 * kGB,
                   .efficiency = {}}},
     DevicePreset{"mi300x",
                  "AMD Instinct MI300X 192 GB",
@@ -100,6 +112,7 @@ constexpr std::array kPresets = {
                   .memory_bandwidth = 5300 * kGB,
                   .memory_capacity = 192 * kGB,
                   .link_bandwidth = 448 * kGB,
+                  .network_bandwidth = 50 * kGB,
                   .efficiency = {}}},
     DevicePreset{"mi325x",
                  "AMD Instinct MI325X 256 GB",
@@ -112,6 +125,7 @@ constexpr std::array kPresets = {
                   .memory_bandwidth = 6000 * kGB,
                   .memory_capacity = 256 * kGB,
                   .link_bandwidth = 448 * kGB,
+                  .network_bandwidth = 50 * kGB,
                   .efficiency = {}}},
 };
 

@@ -150,4 +150,17 @@ EventGraph build_schedule(const PipelineSpec& spec, const CostTable& costs,
   return build_pipeline_graph(plan_schedule(spec, costs, registry), costs);
 }
 
+PipelineShape schedule_shape(const PipelineSpec& spec) {
+  const std::string_view name = spec.schedule;
+  if (name == "custom") {
+    return spec.shape.value_or(spec.chunks == 1 ? PipelineShape::Linear
+                                                : PipelineShape::Interleaved);
+  }
+  if (name == "dualpipe") return PipelineShape::DualPipe;
+  for (const std::string_view v : {"zbv", "zbv-auto", "1f1b-v", "v-half", "v-min", "dualpipev"}) {
+    if (name == v) return PipelineShape::VShape;
+  }
+  return spec.chunks == 1 ? PipelineShape::Linear : PipelineShape::Interleaved;
+}
+
 }  // namespace perflow::parallel

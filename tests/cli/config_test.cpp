@@ -5,6 +5,9 @@
 #include <utility>
 #include <vector>
 
+#include <cmath>
+#include <optional>
+
 #include <fmt/format.h>
 #include <string>
 
@@ -13,6 +16,7 @@
 #include "../../src/cli/detail/config_fields.hpp"
 #include "perflow/cli/config_schema.hpp"
 #include "perflow/core/error.hpp"
+#include "perflow/parallel/collectives.hpp"
 #include "perflow/simulator/simulate.hpp"
 
 namespace perflow::cli {
@@ -82,7 +86,7 @@ TEST(Config, ErrorsNameThePointerTheRuleAndTheValue) {
       {[](auto& d) { d["pipeline"]["microbatchs"] = 8; },
        "cfg.json:/pipeline/microbatchs: unknown key 'microbatchs'; did you mean "
        "'microbatches'? (valid keys here: schedule, stages, microbatches, chunks, "
-       "split_backward, microbatch_group_size, memory_limit, order, shape)"},
+       "split_backward, microbatch_group_size, memory_limit, order, shape, layers)"},
       {[](auto& d) { d["pipeline"]["memory_limit"] = 4; },
        "cfg.json:/pipeline/memory_limit: 1f1b does not take memory_limit (schedules that do: zb, "
        "zbv-auto, v-half, v-min)"},
@@ -104,7 +108,8 @@ TEST(Config, ErrorsNameThePointerTheRuleAndTheValue) {
        "cfg.json:/costs/backward_frees: expected a fraction in [0, 1], got 1.5"},
       {[](auto& d) { d["costs"].erase("backward"); },
        "cfg.json:/costs: stage 0 chunk 0 has no backward cost: give /costs/backward, a device "
-       "type placed on it, or an override"},
+       "type placed on it, an override, or /model with a GPU (/device or a device type's "
+       "preset)"},
       {[](auto& d) {
          d["placement"] = {{{"stages", "0-1"}, {"device_type", "H100"}}};
        },
@@ -444,6 +449,12 @@ nlohmann::json full_config() {
     "description": "every object",
     "pipeline": {"schedule": "interleaved-1f1b", "stages": 4, "microbatches": 8, "chunks": 2},
     "parallelism": {"data_parallel": 2, "tensor_parallel": 2, "overlap_grad_reduce": true},
+    "model": {"preset": "gpt3-175b", "layers": 8, "hidden": 256, "ffn_hidden": 1024,
+              "heads": 8, "kv_heads": 4, "vocab": 1000, "sequence": 128, "mlp": "swiglu",
+              "tied_embeddings": false},
+    "training": {"micro_batch_size": 2, "global_batch_size": 32, "precision": "bf16",
+                 "recompute": "selective", "distributed_optimizer": true,
+                 "sequence_parallel": true, "flash_attention": true},
     "costs": {"forward": 10, "backward": 20, "weight": 30, "activation": "1GB",
               "backward_frees": 0.5, "static_memory": "1GB", "boundary_bytes": "1MB",
               "optimizer": 5, "gradient_bytes": "1MB", "tp_allreduce_bytes": "1MB",
@@ -467,7 +478,11 @@ std::vector<nlohmann::json> bad_values(const detail::Field& f) {
       return {5, nlohmann::json::object()};
     case K::Choice:
     case K::Schedule:
+    case K::ModelPreset:
+    case K::DevicePreset:
       return {"nope", 1};
+    case K::LayerSplit:
+      return {"even", nlohmann::json::array({1, 2})};
     case K::Boolean:
       return {1, "true"};
     case K::Integer:
@@ -587,6 +602,133 @@ TEST(ConfigSchema, ListsEveryKeyOfTheTable) {
   EXPECT_EQ(keys(schema["$defs"]["link"]), table_keys(detail::kLinkSection));
   EXPECT_EQ(schema["$defs"]["costs"]["properties"]["per"]["enum"],
             nlohmann::ordered_json::array({"chunk", "stage"}));
+}
+
+
+nlohmann::json model_config() {
+  return nlohmann::json::parse(R"({
+    "model": {"preset": "gpt3-175b", "layers": 8, "hidden": 1024, "ffn_hidden": 4096,
+              "heads": 16, "vocab": 1000, "sequence": 512},
+    "training": {"micro_batch_size": 2, "global_batch_size": 64},
+    "device": "h100-sxm",
+    "pipeline": {"schedule": "1f1b", "stages": 4},
+    "parallelism": {"tensor_parallel": 2, "data_parallel": 4}
+  })");
+}
+
+// /model on a GPU: microbatches from the global batch, every cost from the model, explicit
+// costs winning over derived ones, memory capacity from the preset.
+TEST(ModelConfig, DerivesCostsMemoryAndTraffic) {
+  const Config c = parse_config(model_config(), "cfg.json");
+  EXPECT_EQ(c.pipeline.microbatches, 8u);  // 64 / (2 x 4)
+  ASSERT_TRUE(c.model.has_value());
+  const model::Transformer& m = c.model->transformer;
+  EXPECT_EQ(m.layers, 8u);
+  EXPECT_EQ(m.kv_heads, 16u);  // a multi-head preset's kv_heads follow the heads given
+  const auto& positions = c.model->positions;
+  ASSERT_EQ(positions.size(), 4u);
+  // 8 layers + embedding + head = 10 units over 4 stages: 3 3 2 2.
+  EXPECT_EQ(positions[0].layers.count, 2u);
+  EXPECT_TRUE(positions[0].layers.embedding);
+  EXPECT_EQ(positions[1].layers.count, 3u);
+  EXPECT_EQ(positions[3].layers.count, 1u);
+  const model::PositionCosts expected = model::derive_position(
+      m, c.model->training, {.tensor = 2, .data = 4}, model::find_device_preset("h100-sxm")->spec,
+      positions[1].layers);
+  // F and B also wait for their tensor-parallel all-reduces: 2 per layer, 3 layers, each a
+  // ring over 2 ranks of 2 x 2 x 512 x 1024 bytes on NVLink (the preset's 450 GB/s).
+  ASSERT_EQ(expected.tp_allreduces, 6u);
+  const TimeNs tp = 6 * parallel::ring_all_reduce_time(2.0 * 2 * 512 * 1024, 2, 0, 450e9);
+  EXPECT_EQ(tp, 6 * 4661);
+  EXPECT_EQ(c.costs.at(StageId{1}, 0).forward, std::llround(expected.forward_ns) + tp);
+  EXPECT_EQ(c.costs.at(StageId{1}, 0).backward, std::llround(expected.backward_ns) + tp);
+  EXPECT_EQ(c.costs.at(StageId{1}, 0).weight, std::llround(expected.weight_ns));
+  EXPECT_EQ(c.costs.at(StageId{1}, 0).activation, expected.activation);
+  EXPECT_EQ(c.devices[1].static_memory, expected.static_memory());
+  EXPECT_EQ(c.devices[1].memory_capacity, 80e9);
+  EXPECT_EQ(c.devices[1].type, "h100-sxm");
+  EXPECT_EQ(c.data_parallel.gradient_bytes[1], expected.dp_gradient_bytes);
+  EXPECT_EQ(c.simulation.intra_node.bandwidth, 450e9);  // NVLink, from the preset
+  EXPECT_EQ(c.simulation.inter_node.bandwidth, 50e9);   // the NIC
+
+  auto doc = model_config();
+  doc["costs"] = {{"forward", 7}};  // a measured forward wins
+  const Config measured = parse_config(doc, "cfg.json");
+  EXPECT_EQ(measured.costs.at(StageId{2}, 0).weight, c.costs.at(StageId{2}, 0).weight);
+  EXPECT_LT(measured.costs.at(StageId{2}, 0).forward, c.costs.at(StageId{2}, 0).forward);
+
+  const auto report = [](const nlohmann::json& d) {
+    const Config cfg = parse_config(d, "cfg.json");
+    return simulate(cfg, build_graph(cfg)).metrics.makespan;
+  };
+  EXPECT_GT(report(model_config()), 0);
+  const std::optional<Throughput> t = throughput(c, 1'000'000'000);
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(t->gpus, 32u);
+  EXPECT_DOUBLE_EQ(t->tokens_per_s, 64.0 * 512);
+  EXPECT_DOUBLE_EQ(t->model_tflops_per_gpu, 3 * m.forward_flops_per_sample() * 64 / 32 / 1e12);
+  EXPECT_DOUBLE_EQ(t->mfu, t->model_tflops_per_gpu * 1e12 / 989.4e12);
+}
+
+// Changing the schedule or the chunks never changes the model: the total work per step of
+// 1F1B and interleaved 1F1B over the same layers is the same but for the extra boundaries.
+TEST(ModelConfig, ChunksSplitTheSameLayers) {
+  auto doc = model_config();
+  doc["pipeline"] = {{"schedule", "interleaved-1f1b"}, {"stages", 4}, {"chunks", 2}};
+  doc["model"]["layers"] = 14;  // 16 units: 2 per position
+  const Config c = parse_config(doc, "cfg.json");
+  ASSERT_EQ(c.model->positions.size(), 8u);
+  std::uint32_t layers = 0;
+  for (const auto& p : c.model->positions) layers += p.layers.count;
+  EXPECT_EQ(layers, 14u);
+  // Interleaved: chunk c of stage s holds position c * 4 + s; the head is on stage 3 chunk 1.
+  EXPECT_TRUE(c.model->positions[3 * 2 + 1].layers.head);
+  EXPECT_EQ(c.model->positions[0 * 2 + 1].layers.first, 7u);
+  doc["pipeline"]["schedule"] = "zbv";
+  const Config v = parse_config(doc, "cfg.json");
+  EXPECT_TRUE(v.model->positions[0 * 2 + 1].layers.head);  // the V turns back to device 0
+}
+
+TEST(ModelConfig, ErrorsNameThePointer) {
+  const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> cases = {
+      {[](auto& d) { d["training"]["global_batch_size"] = 60; },
+       "cfg.json:/training/global_batch_size: global_batch_size 60 is not a multiple of "
+       "micro_batch_size x data_parallel = 8"},
+      {[](auto& d) { d["pipeline"]["microbatches"] = 4; },
+       "cfg.json:/training/global_batch_size: gives 8 microbatches (64 / (2 x 4)), but "
+       "/pipeline/microbatches is 4"},
+      {[](auto& d) { d.erase("model"); },
+       "cfg.json:/training: the training setup derives costs from a model: add /model"},
+      {[](auto& d) { d["model"]["preset"] = "gpt3-175"; },
+       "cfg.json:/model/preset: unknown model 'gpt3-175'; did you mean 'gpt3-175b'? (valid: "},
+      {[](auto& d) { d["device"] = "h100"; },
+       "cfg.json:/device: unknown device 'h100'; did you mean "},
+      {[](auto& d) { d["pipeline"]["layers"] = {2, 2, 2}; },
+       "cfg.json:/pipeline/layers: expected 4 layer counts (one per pipeline position: 4 "
+       "stages x 1 chunks), got 3"},
+      {[](auto& d) { d["pipeline"]["layers"] = {2, 2, 2, 3}; },
+       "cfg.json:/pipeline/layers: the counts add up to 9 layers; the model has 8"},
+      {[](auto& d) { d["parallelism"]["tensor_parallel"] = 3; },
+       "cfg.json:/parallelism/tensor_parallel: 16 attention heads do not split over 3 "
+       "tensor-parallel ranks"},
+      {[](auto& d) { d["model"]["hidden"] = 1000; },
+       "cfg.json:/model/hidden: hidden 1000 is not a multiple of heads 16"},
+      {[](auto& d) { d["training"]["precision"] = "fp8"; d["device"] = "a100-80gb"; },
+       "cfg.json: stage 0's device has no fp8 arithmetic"},
+      {[](auto& d) {
+         d["model"] = {{"layers", 2}};
+       },
+       "cfg.json:/model: missing required key 'hidden' (or give a preset)"},
+      {[](auto& d) { d["pipeline"]["stages"] = 12; },
+       "cfg.json:/pipeline: cannot split 8 layers over 12 pipeline positions: pipeline "
+       "position 10 would hold no layer"},
+  };
+  for (const auto& [edit, message] : cases) {
+    auto doc = model_config();
+    edit(doc);
+    const std::string error = error_of(doc);
+    EXPECT_EQ(error.substr(0, message.size()), message) << error;
+  }
 }
 
 }  // namespace

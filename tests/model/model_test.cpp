@@ -80,8 +80,10 @@ TEST(Operators, TimesAreARoofline) {
   const DeviceSpec& a100 = find_device_preset("a100-80gb")->spec;
   const Operator big{
       .name = "g", .kind = OperatorKind::Gemm, .flops = {312e12, 0, 0}, .smallest = 96};
-  // Half of gemm_max at the half-way size: 312 TFLOP at 312 x 0.4 TFLOP/s = 2.5 s.
-  EXPECT_DOUBLE_EQ(operator_time(big, kForward, a100, Precision::Bf16), 1e9 / 0.4);
+  // Half of gemm_max at the half-way size: 312 TFLOP at 312 x gemm_max / 2 TFLOP/s.
+  EXPECT_EQ(a100.efficiency.gemm_half, 96);
+  EXPECT_DOUBLE_EQ(operator_time(big, kForward, a100, Precision::Bf16),
+                   1e9 / (a100.efficiency.gemm_max / 2));
   const Operator copy{.name = "m", .kind = OperatorKind::Memory, .bytes = {2039e9 * 0.8, 0, 0}};
   EXPECT_DOUBLE_EQ(operator_time(copy, kForward, a100, Precision::Bf16), 1e9);
 }

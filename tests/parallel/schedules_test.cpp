@@ -108,6 +108,27 @@ TEST(ScheduleRegistry, EveryScheduleHasADescriptionAndConstraints) {
   EXPECT_THROW(register_builtin_schedules(copy), std::invalid_argument);
 }
 
+// The shape known before planning is the shape every plan has.
+TEST(ScheduleRegistry, ShapeBeforePlanningIsThePlansShape) {
+  for (const auto& info : builtin_schedules().all()) {
+    if (info.name == "custom") continue;
+    for (const std::uint32_t chunks : {1u, 2u, 3u}) {
+      PipelineSpec spec;
+      spec.schedule = info.name;
+      spec.stages = 4;
+      spec.microbatches = 8;
+      spec.chunks = chunks;
+      PipelinePlan plan;
+      try {
+        plan = plan_schedule(spec, CostTable({10, 20, 30, 1.0, 0.0}));
+      } catch (const ScheduleError&) {
+        continue;  // sizes this schedule refuses
+      }
+      EXPECT_EQ(plan.shape, schedule_shape(spec)) << info.name << " chunks " << chunks;
+    }
+  }
+}
+
 TEST(ScheduleRegistry, RefusedSizesNameTheField) {
   PipelineSpec spec;
   spec.schedule = "1f1b";

@@ -1,12 +1,17 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "perflow/core/event_graph.hpp"
+#include "perflow/model/derive.hpp"
+#include "perflow/model/device_spec.hpp"
+#include "perflow/model/training.hpp"
+#include "perflow/model/transformer.hpp"
 #include "perflow/parallel/costs.hpp"
 #include "perflow/parallel/data_parallel.hpp"
 #include "perflow/parallel/pipeline.hpp"
@@ -18,7 +23,8 @@ namespace perflow::cli {
 
 /// What the config says about one device (pipeline stage d runs on device d).
 struct DeviceInfo {
-  std::string type;            ///< device type name, empty if none was placed
+  std::string type;            ///< device type name (or /device's preset), empty if none
+  std::string preset;          ///< the device preset it is, empty if none
   double memory_capacity = 0;  ///< bytes (or activation units); 0 when unknown
   double static_memory = 0;    ///< parameters, gradients, optimizer state of its stage
 };
@@ -28,6 +34,21 @@ struct PartSpec {
   std::uint32_t first_stage = 0;
   std::uint32_t last_stage = 0;  ///< inclusive
   std::string schedule;          ///< the pipeline's schedule unless the part names one
+};
+
+/// /model and /training: the costs, memory and traffic derived from a transformer.
+struct ModelPlan {
+  model::Transformer transformer;
+  std::string preset;  ///< /model/preset, empty if none
+  model::Training training;
+  std::string split = "balanced";  ///< /pipeline/layers: balanced, fastest or explicit
+  /// Per (stage, chunk), stage-major: what the model derives there.
+  std::vector<model::PositionCosts> positions;
+  /// Per stage: whether it has a GPU to time the model on (else its durations come from
+  /// /costs; its memory and traffic are still derived).
+  std::vector<bool> timed;
+  /// Per stage: the device's peak dense FLOP/s in the training precision (0: unknown).
+  std::vector<double> peak_flops;
 };
 
 /// A `perflow simulate` configuration (see README "Config format").
@@ -47,6 +68,7 @@ struct Config {
   std::uint32_t tensor_parallel = 1;  ///< /parallelism/tensor_parallel (already in the costs)
   /// /simulation/lower_communication: transfers become SEND tasks on per-link lanes.
   bool lower_communication = false;
+  std::optional<ModelPlan> model;  ///< /model, when given
 };
 
 /// A device's memory as the config and a simulation see it.
@@ -56,6 +78,17 @@ struct DeviceMemory {
   bool out_of_memory = false;  ///< capacity known and exceeded
 };
 DeviceMemory device_memory(const Config& config, const simulator::DeviceMetrics& device);
+
+/// What a step achieves with /model: tokens per second, model FLOP/s per GPU (the SC'21
+/// convention: 3 x the forward's matrix-multiply FLOPs, recomputation not counted) and MFU
+/// against the GPUs' mean peak (NaN when a stage has no GPU).
+struct Throughput {
+  double tokens_per_s = 0;
+  double model_tflops_per_gpu = 0;
+  double mfu = 0;
+  std::uint64_t gpus = 0;
+};
+std::optional<Throughput> throughput(const Config& config, TimeNs makespan);
 
 /// Reads and checks a config file. Throws ConfigError naming the file and JSON pointer.
 Config load_config(const std::filesystem::path& path);

@@ -17,8 +17,12 @@ std::optional<Precision> parse_precision(std::string_view text);
 /// gemm_max * x / (x + gemm_half): small or skinny GEMMs run far below peak (tile and wave
 /// quantization, too little work per SM), large square ones approach gemm_max. Attention
 /// (a fused, FlashAttention-style kernel) and memory-bound kernels have flat fractions.
+/// One calibration for every preset: gemm_max 0.70 brings the predicted step times of 18
+/// published Megatron-LM runs on A100s within 7% on average (docs/model_validation.md);
+/// the attention fractions are FlashAttention-2's reported A100 forward/backward shares,
+/// the memory fraction what streaming kernels reach of the datasheet bandwidth.
 struct Efficiency {
-  double gemm_max = 0.80;
+  double gemm_max = 0.70;
   double gemm_half = 96;  ///< the smallest dimension at which a GEMM reaches half of gemm_max
   double attention_forward = 0.55;
   double attention_backward = 0.40;
@@ -38,6 +42,7 @@ struct DeviceSpec {
   double memory_bandwidth = 0;
   double memory_capacity = 0;
   double link_bandwidth = 0;  ///< scale-up link (NVLink, Infinity Fabric), per direction
+  double network_bandwidth = 0;  ///< scale-out network (the usual NIC) per GPU
   Efficiency efficiency;
 
   /// Peak dense FLOP/s in `precision`; 0 when the device has none.

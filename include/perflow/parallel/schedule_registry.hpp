@@ -57,6 +57,10 @@ const ScheduleRegistry& builtin_schedules();
 EventGraph build_schedule(const PipelineSpec& spec, const CostTable& costs,
                           const ScheduleRegistry& registry = builtin_schedules());
 
+/// Where `spec`'s chunks run: the shape its schedule's plan has (`custom`: its shape), known
+/// before planning (a cost model places layers by it).
+PipelineShape schedule_shape(const PipelineSpec& spec);
+
 /// The plan alone, with split_backward applied.
 PipelinePlan plan_schedule(const PipelineSpec& spec, const CostTable& costs,
                            const ScheduleRegistry& registry = builtin_schedules());

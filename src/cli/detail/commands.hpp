@@ -23,5 +23,8 @@ void add_measured_command(CLI::App& app);
 void add_compare_measured_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
 void add_schema_command(CLI::App& app);
+void add_devices_command(CLI::App& app);
+void add_models_command(CLI::App& app);
+void add_explain_command(CLI::App& app);
 
 }  // namespace perflow::cli::detail

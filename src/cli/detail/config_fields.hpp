@@ -18,6 +18,9 @@ enum class FieldKind {
   String,       ///< free text
   Choice,       ///< one of `choices`
   Schedule,     ///< a registered schedule name
+  ModelPreset,  ///< a name from `perflow models`
+  DevicePreset, ///< a name from `perflow devices`
+  LayerSplit,   ///< "balanced", "fastest", or layers per pipeline position
   Boolean,      ///< true or false
   Integer,      ///< an integer in [min, max]
   Number,       ///< a number in (min, max] when exclusive_min, else [min, max]
@@ -73,6 +76,8 @@ extern const Section kNetworkSection;
 extern const Section kLinkSection;
 extern const Section kParallelismSection;
 extern const Section kSimulationSection;
+extern const Section kModelSection;
+extern const Section kTrainingSection;
 
 /// Sizes (bytes) and bandwidths (bytes per second) are at most this.
 inline constexpr double kMaxBytes = 1e18;

@@ -1,0 +1,366 @@
+// /model, /training and device presets: a config that derives its costs, memory and traffic
+// from the transformer's shape and the GPUs' specs (src/model), instead of typing them.
+#include "detail/model_config.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "detail/config_fields.hpp"
+#include "perflow/core/did_you_mean.hpp"
+#include "perflow/core/units.hpp"
+#include "perflow/parallel/collectives.hpp"
+#include "perflow/parallel/pipeline_layout.hpp"
+#include "perflow/parallel/schedule_registry.hpp"
+
+namespace perflow::cli::detail {
+namespace {
+
+std::uint32_t read_model_integer(const JsonCursor& c, std::string_view name) {
+  return static_cast<std::uint32_t>(read_integer(c, kModelSection.field(name)));
+}
+
+// A preset's name, or a failure listing the valid ones with the closest.
+template <class Preset>
+const Preset& read_preset(const JsonCursor& cursor, std::span<const Preset> presets,
+                          const Preset* (*find)(std::string_view), std::string_view what) {
+  const std::string name = cursor.as_string();
+  if (const Preset* preset = find(name)) return *preset;
+  std::vector<std::string> names;
+  for (const Preset& p : presets) names.emplace_back(p.name);
+  cursor.fail(fmt::format("unknown {} '{}'{} (valid: {})", what, name,
+                          did_you_mean_suffix(name, names), fmt::join(names, ", ")));
+}
+
+model::Transformer read_transformer(const JsonCursor& c, std::string& preset_name) {
+  c.expect_object(kModelSection.keys());
+  model::Transformer m;
+  bool kv_given = false;
+  if (auto preset = c.find("preset")) {
+    const model::ModelPreset& p =
+        read_preset(*preset, model::model_presets(), &model::find_model_preset, "model");
+    m = p.model;
+    preset_name = std::string(p.name);
+    // A grouped-query preset keeps its key/value heads; a multi-head one follows `heads`.
+    kv_given = p.model.kv_heads != p.model.heads;
+  }
+  const auto integer = [&](std::string_view name, std::uint32_t& out) {
+    if (auto x = c.find(name)) out = read_model_integer(*x, name);
+  };
+  integer("layers", m.layers);
+  integer("hidden", m.hidden);
+  integer("ffn_hidden", m.ffn_hidden);
+  integer("heads", m.heads);
+  if (auto x = c.find("kv_heads")) {
+    m.kv_heads = read_model_integer(*x, "kv_heads");
+    kv_given = true;
+  }
+  integer("vocab", m.vocab);
+  integer("sequence", m.sequence);
+  if (auto x = c.find("mlp")) {
+    const auto mlp = model::parse_mlp(x->as_string());
+    if (!mlp) x->fail_expected("\"gelu\" or \"swiglu\"");
+    m.mlp = *mlp;
+  }
+  if (auto x = c.find("tied_embeddings")) m.tied_embeddings = x->as_bool();
+  if (!kv_given) m.kv_heads = m.heads;
+  // Every shape field is needed, from the preset or given.
+  for (const auto& [name, value] :
+       {std::pair<std::string_view, std::uint32_t>{"layers", m.layers},
+        {"hidden", m.hidden},
+        {"ffn_hidden", m.ffn_hidden},
+        {"heads", m.heads},
+        {"vocab", m.vocab},
+        {"sequence", m.sequence}}) {
+    if (value == 0) c.fail(fmt::format("missing required key '{}' (or give a preset)", name));
+  }
+  if (m.hidden % m.heads != 0) {
+    c.at("hidden").fail(fmt::format("hidden {} is not a multiple of heads {}", m.hidden, m.heads));
+  }
+  if (m.heads % m.kv_heads != 0) {
+    c.fail(fmt::format("heads {} are not a multiple of kv_heads {}", m.heads, m.kv_heads));
+  }
+  return m;
+}
+
+model::Training read_training(const JsonCursor& c) {
+  c.expect_object(kTrainingSection.keys());
+  model::Training t;
+  const auto integer = [&](std::string_view name) {
+    return static_cast<std::uint32_t>(read_integer(c.at(name), kTrainingSection.field(name)));
+  };
+  if (c.has("micro_batch_size")) t.micro_batch_size = integer("micro_batch_size");
+  if (c.has("global_batch_size")) t.global_batch_size = integer("global_batch_size");
+  const auto choice = [&](std::string_view name, auto parse, auto& out) {
+    if (auto x = c.find(name)) {
+      const auto parsed = parse(x->as_string());
+      if (!parsed) {
+        x->fail_expected(fmt::format("one of {}",
+                                     fmt::join(kTrainingSection.field(name).choices, ", ")));
+      }
+      out = *parsed;
+    }
+  };
+  choice("precision", &model::parse_precision, t.precision);
+  choice("recompute", &model::parse_recompute, t.recompute);
+  if (auto x = c.find("distributed_optimizer")) t.distributed_optimizer = x->as_bool();
+  if (auto x = c.find("sequence_parallel")) t.sequence_parallel = x->as_bool();
+  if (auto x = c.find("flash_attention")) t.flash_attention = x->as_bool();
+  return t;
+}
+
+double read_rate(const JsonCursor& c) {
+  double x = 0;
+  if (c.value().is_number()) {
+    x = c.as_number();
+  } else {
+    try {
+      x = parse_bandwidth(c.as_string());
+    } catch (const std::invalid_argument& e) {
+      c.fail_expected(e.what());
+    }
+  }
+  if (!(x >= 1.0 && x <= kMaxBytes)) c.fail_expected("a bandwidth between 1 B/s and 1e18 B/s");
+  return x;
+}
+
+double read_fraction(const JsonCursor& c, const Field& field) {
+  const double x = c.as_number();
+  if (!(x > field.min && x <= field.max)) c.fail_expected("a fraction in (0, 1]");
+  return x;
+}
+
+// Pipeline position of (device, chunk) for the shape: the layers that chunk holds.
+std::uint32_t position_of(parallel::PipelineShape shape, std::uint32_t stages,
+                          std::uint32_t device, std::uint32_t chunk) {
+  switch (shape) {
+    case parallel::PipelineShape::Linear:
+      return device;
+    case parallel::PipelineShape::Interleaved:
+      return chunk * stages + device;
+    case parallel::PipelineShape::VShape:
+      return chunk == 0 ? device : 2 * stages - 1 - device;
+    case parallel::PipelineShape::DualPipe:
+      return chunk == 0 ? device : stages - 1 - device;  // the opposite pipeline's stage
+  }
+  return device;
+}
+
+}  // namespace
+
+const model::DevicePreset& read_device_preset(const JsonCursor& cursor) {
+  return read_preset(cursor, model::device_presets(), &model::find_device_preset, "device");
+}
+
+std::optional<model::DeviceSpec> read_device_type_spec(const JsonCursor& type) {
+  std::optional<model::DeviceSpec> spec;
+  if (auto preset = type.find("preset")) spec = read_device_preset(*preset).spec;
+  if (auto peak = type.find("peak_flops")) {
+    if (!spec) spec = model::DeviceSpec{};
+    const double x = peak->as_number();
+    const Field& field = kDeviceTypeSection.field("peak_flops");
+    if (!(x > field.min && x <= field.max)) peak->fail_expected("FLOP/s > 0");
+    // The one precision the run uses is the one that matters; set all three.
+    spec->peak_bf16 = spec->peak_fp16 = spec->peak_fp8 = x;
+  }
+  if (!spec) {
+    for (std::string_view key : {"memory_bandwidth", "link_bandwidth", "network_bandwidth",
+                                 "gemm_efficiency", "attention_efficiency",
+                                 "memory_efficiency"}) {
+      if (auto x = type.find(key)) {
+        x->fail(fmt::format("{} describes a GPU for /model: give a preset or peak_flops too",
+                            key));
+      }
+    }
+    return spec;
+  }
+  if (auto x = type.find("memory_bandwidth")) spec->memory_bandwidth = read_rate(*x);
+  if (auto x = type.find("link_bandwidth")) spec->link_bandwidth = read_rate(*x);
+  if (auto x = type.find("network_bandwidth")) spec->network_bandwidth = read_rate(*x);
+  if (auto x = type.find("gemm_efficiency")) {
+    spec->efficiency.gemm_max = read_fraction(*x, kDeviceTypeSection.field("gemm_efficiency"));
+  }
+  if (auto x = type.find("attention_efficiency")) {
+    const double forward = read_fraction(*x, kDeviceTypeSection.field("attention_efficiency"));
+    // The backward keeps its ratio to the forward.
+    spec->efficiency.attention_backward *= forward / spec->efficiency.attention_forward;
+    spec->efficiency.attention_forward = forward;
+  }
+  if (auto x = type.find("memory_efficiency")) {
+    spec->efficiency.memory = read_fraction(*x, kDeviceTypeSection.field("memory_efficiency"));
+  }
+  if (spec->memory_bandwidth <= 0) {
+    type.fail("a GPU for /model needs memory_bandwidth (or a preset that has it)");
+  }
+  return spec;
+}
+
+void parse_model_sections(const JsonCursor& root, Config& config) {
+  const std::optional<JsonCursor> model_section = root.find("model");
+  const std::optional<JsonCursor> training_section = root.find("training");
+  if (!model_section) {
+    if (training_section) {
+      training_section->fail("the training setup derives costs from a model: add /model");
+    }
+    if (auto layers = root.at("pipeline").find("layers")) {
+      layers->fail("the layers of each position come from a model: add /model");
+    }
+    return;
+  }
+  ModelPlan plan;
+  plan.transformer = read_transformer(*model_section, plan.preset);
+  if (training_section) plan.training = read_training(*training_section);
+  if (plan.training.sequence_parallel && config.tensor_parallel == 1) {
+    training_section->at("sequence_parallel")
+        .fail("sequence parallelism splits over tensor-parallel ranks: set "
+              "/parallelism/tensor_parallel > 1");
+  }
+  const std::uint64_t per_microbatch =
+      std::uint64_t{plan.training.micro_batch_size} * config.data_parallel.degree;
+  if (plan.training.global_batch_size > 0) {
+    const JsonCursor global = training_section->at("global_batch_size");
+    if (plan.training.global_batch_size % per_microbatch != 0) {
+      global.fail(fmt::format(
+          "global_batch_size {} is not a multiple of micro_batch_size x data_parallel = {}",
+          plan.training.global_batch_size, per_microbatch));
+    }
+    const std::uint64_t microbatches = plan.training.global_batch_size / per_microbatch;
+    const Field& field = kPipelineSection.field("microbatches");
+    if (microbatches > static_cast<std::uint64_t>(field.max)) {
+      global.fail(fmt::format("gives {} microbatches; at most {}", microbatches, field.max));
+    }
+    if (config.pipeline.microbatches != 0 && config.pipeline.microbatches != microbatches) {
+      global.fail(fmt::format(
+          "gives {} microbatches ({} / ({} x {})), but /pipeline/microbatches is {}",
+          microbatches, plan.training.global_batch_size, plan.training.micro_batch_size,
+          config.data_parallel.degree, config.pipeline.microbatches));
+    }
+    config.pipeline.microbatches = static_cast<std::uint32_t>(microbatches);
+  } else {
+    plan.training.global_batch_size =
+        static_cast<std::uint32_t>(std::min<std::uint64_t>(
+            per_microbatch * std::max(config.pipeline.microbatches, 1u), UINT32_MAX));
+  }
+  config.model = std::move(plan);
+}
+
+void derive_model_costs(const JsonCursor& root, Config& config,
+                        std::span<const std::optional<model::DeviceSpec>> devices) {
+  ModelPlan& plan = *config.model;
+  const std::uint32_t stages = config.pipeline.stages;
+  const std::uint32_t chunks = config.pipeline.chunks;
+  const JsonCursor pipeline = root.at("pipeline");
+  const std::optional<JsonCursor> layers = pipeline.find("layers");
+  plan.peak_flops.assign(stages, 0.0);
+  for (std::uint32_t s = 0; s < stages; ++s) {
+    if (devices[s]) plan.peak_flops[s] = devices[s]->peak(plan.training.precision);
+  }
+  // A stage without a GPU still gets the model's memory and traffic; its durations must
+  // come from /costs.
+  plan.timed.assign(stages, false);
+  model::DeviceSpec untimed;
+  untimed.peak_bf16 = untimed.peak_fp16 = untimed.peak_fp8 = 1;
+  untimed.memory_bandwidth = 1;
+  for (std::uint32_t s = 0; s < stages; ++s) plan.timed[s] = devices[s].has_value();
+  const auto device = [&](std::uint32_t s) -> const model::DeviceSpec& {
+    return devices[s] ? *devices[s] : untimed;
+  };
+  const bool all_timed = std::all_of(plan.timed.begin(), plan.timed.end(), [](bool t) { return t; });
+  if (!all_timed && layers && layers->value().is_string() && layers->as_string() == "fastest") {
+    layers->fail("the fastest split needs a GPU on every stage (/device, or a device type's "
+                 "preset)");
+  }
+  for (std::uint32_t s = 0; s < stages; ++s) {
+    if (plan.timed[s] && plan.peak_flops[s] <= 0) {
+      root.fail(fmt::format("stage {}'s device has no {} arithmetic", s,
+                            model::to_string(plan.training.precision)));
+    }
+  }
+
+  const parallel::PipelineShape shape = parallel::schedule_shape(config.pipeline);
+  const std::uint32_t positions = shape == parallel::PipelineShape::DualPipe ||
+                                          shape == parallel::PipelineShape::Linear
+                                      ? stages
+                                      : stages * chunks;
+  std::vector<std::uint32_t> device_of(positions, 0);
+  for (std::uint32_t s = 0; s < stages; ++s) {
+    for (std::uint32_t c = 0; c < chunks; ++c) {
+      const std::uint32_t k = position_of(shape, stages, s, c);
+      if (k < positions && (shape != parallel::PipelineShape::DualPipe || c == 0)) {
+        device_of[k] = s;
+      }
+    }
+  }
+  const model::Transformer& m = plan.transformer;
+  std::vector<model::LayerRange> split;
+  try {
+    if (!layers || (layers->value().is_string() && layers->as_string() == "balanced")) {
+      split = model::balanced_split(m.layers, positions);
+    } else if (layers->value().is_string()) {
+      if (layers->as_string() != "fastest") {
+        layers->fail_expected("\"balanced\", \"fastest\" or an array of layers per position");
+      }
+      plan.split = "fastest";
+      std::vector<double> seconds(positions);
+      for (std::uint32_t k = 0; k < positions; ++k) {
+        const model::DeviceSpec& gpu = device(device_of[k]);
+        seconds[k] = model::layer_seconds(m, plan.training, config.tensor_parallel, gpu);
+        // Each layer also waits for its tensor-parallel all-reduces (two in F, two in B),
+        // here over the GPU's own scale-up link.
+        if (config.tensor_parallel > 1 && gpu.link_bandwidth > 0) {
+          const double bytes =
+              2.0 * plan.training.micro_batch_size * m.sequence * m.hidden;
+          seconds[k] += 4 * double(parallel::ring_all_reduce_time(bytes, config.tensor_parallel,
+                                                                  0, gpu.link_bandwidth)) /
+                        1e9;
+        }
+      }
+      split = model::fastest_split(m.layers, seconds, device_of, stages);
+    } else {
+      plan.split = "explicit";
+      if (layers->array_size() != positions) {
+        layers->fail(fmt::format("expected {} layer counts (one per pipeline position: {} "
+                                 "stages x {} chunks), got {}",
+                                 positions, stages,
+                                 positions == stages ? 1 : chunks, layers->array_size()));
+      }
+      std::vector<std::uint32_t> counts(positions);
+      std::uint64_t total = 0;
+      for (std::uint32_t k = 0; k < positions; ++k) {
+        counts[k] = static_cast<std::uint32_t>(layers->at(k).as_integer(0, m.layers));
+        total += counts[k];
+      }
+      if (total != m.layers) {
+        layers->fail(fmt::format("the counts add up to {} layers; the model has {}", total,
+                                 m.layers));
+      }
+      split = model::explicit_split(counts);
+    }
+  } catch (const std::invalid_argument& e) {
+    (layers ? *layers : pipeline)
+        .fail(fmt::format("cannot split {} layers over {} pipeline positions: {}", m.layers,
+                          positions, e.what()));
+  }
+
+  const model::Degrees degrees{.tensor = config.tensor_parallel,
+                               .data = config.data_parallel.degree};
+  if (m.heads % degrees.tensor != 0) {
+    root.at("parallelism").at("tensor_parallel")
+        .fail(fmt::format("{} attention heads do not split over {} tensor-parallel ranks",
+                          m.heads, degrees.tensor));
+  }
+  plan.positions.clear();
+  plan.positions.reserve(std::size_t{stages} * chunks);
+  for (std::uint32_t s = 0; s < stages; ++s) {
+    for (std::uint32_t c = 0; c < chunks; ++c) {
+      plan.positions.push_back(model::derive_position(
+          m, plan.training, degrees, device(s), split[position_of(shape, stages, s, c)]));
+    }
+  }
+}
+
+}  // namespace perflow::cli::detail

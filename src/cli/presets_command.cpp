@@ -1,0 +1,101 @@
+// `perflow devices` and `perflow models`: the presets a config can name, with their sources.
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "detail/commands.hpp"
+#include "perflow/core/units.hpp"
+#include "perflow/model/device_spec.hpp"
+#include "perflow/model/transformer.hpp"
+
+namespace perflow::cli::detail {
+namespace {
+
+void print_devices(bool json) {
+  if (json) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const model::DevicePreset& p : model::device_presets()) {
+      const model::DeviceSpec& d = p.spec;
+      list.push_back({{"name", p.name},
+                      {"description", p.description},
+                      {"peak_flops", {{"bf16", d.peak_bf16}, {"fp16", d.peak_fp16},
+                                      {"fp8", d.peak_fp8}}},
+                      {"memory_bandwidth", d.memory_bandwidth},
+                      {"memory_capacity", d.memory_capacity},
+                      {"link_bandwidth", d.link_bandwidth},
+                      {"network_bandwidth", d.network_bandwidth},
+                      {"source", p.source}});
+    }
+    fmt::print("{}\n", list.dump(1));
+    return;
+  }
+  fmt::print("{:<10}  {:>10}  {:>10}  {:>10}  {:>8}  {:>10}  {:>8}  {}\n", "name", "bf16 TF/s",
+             "fp8 TF/s", "HBM", "memory", "scale-up", "network", "description");
+  for (const model::DevicePreset& p : model::device_presets()) {
+    const model::DeviceSpec& d = p.spec;
+    fmt::print("{:<10}  {:>10.1f}  {:>10}  {:>8.0f}GB/s  {:>8}  {:>6.0f}GB/s  {:>4.0f}GB/s  {}\n",
+               p.name, d.peak_bf16 / 1e12,
+               d.peak_fp8 > 0 ? fmt::format("{:.1f}", d.peak_fp8 / 1e12) : "-",
+               d.memory_bandwidth / 1e9, format_memory(d.memory_capacity),
+               d.link_bandwidth / 1e9, d.network_bandwidth / 1e9, p.description);
+  }
+  fmt::print("\nDense tensor-core peaks; bandwidths per direction. Sources: perflow devices "
+             "--format json.\n");
+}
+
+void print_models(bool json) {
+  if (json) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const model::ModelPreset& p : model::model_presets()) {
+      const model::Transformer& m = p.model;
+      list.push_back({{"name", p.name},
+                      {"description", p.description},
+                      {"layers", m.layers},
+                      {"hidden", m.hidden},
+                      {"ffn_hidden", m.ffn_hidden},
+                      {"heads", m.heads},
+                      {"kv_heads", m.kv_heads},
+                      {"vocab", m.vocab},
+                      {"sequence", m.sequence},
+                      {"mlp", model::to_string(m.mlp)},
+                      {"tied_embeddings", m.tied_embeddings},
+                      {"parameters", m.parameters()},
+                      {"source", p.source}});
+    }
+    fmt::print("{}\n", list.dump(1));
+    return;
+  }
+  fmt::print("{:<12}  {:>10}  {:>6}  {:>6}  {:>6}  {:>9}  {:>7}  {:>6}  {:<6}  {}\n", "name",
+             "parameters", "layers", "hidden", "heads", "kv heads", "vocab", "seq", "mlp",
+             "description");
+  for (const model::ModelPreset& p : model::model_presets()) {
+    const model::Transformer& m = p.model;
+    fmt::print("{:<12}  {:>9.1f}B  {:>6}  {:>6}  {:>6}  {:>9}  {:>7}  {:>6}  {:<6}  {}\n", p.name,
+               m.parameters() / 1e9, m.layers, m.hidden, m.heads, m.kv_heads, m.vocab,
+               m.sequence, model::to_string(m.mlp), p.description);
+  }
+  fmt::print("\nSources: perflow models --format json.\n");
+}
+
+void add_preset_command(CLI::App& app, const char* name, const char* help, void (*print)(bool)) {
+  auto format = std::make_shared<std::string>("text");
+  CLI::App* cmd = app.add_subcommand(name, help);
+  cmd->add_option("--format", *format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  cmd->callback([format, print] { print(*format == "json"); });
+}
+
+}  // namespace
+
+void add_devices_command(CLI::App& app) {
+  add_preset_command(app, "devices", "List the GPU presets a config can name (/device)",
+                     &print_devices);
+}
+
+void add_models_command(CLI::App& app) {
+  add_preset_command(app, "models", "List the model presets a config can name (/model/preset)",
+                     &print_models);
+}
+
+}  // namespace perflow::cli::detail
