@@ -67,7 +67,8 @@ void parse_pipeline(const JsonCursor& c, parallel::PipelineSpec& spec) {
   spec.stages = read_pipeline_integer(c.at("stages"), "stages");
   // Optional here: /training/global_batch_size may give it (checked once both are read).
   spec.microbatches = 0;
-  if (auto m = c.find("microbatches")) spec.microbatches = read_pipeline_integer(*m, "microbatches");
+  if (auto m = c.find("microbatches"))
+    spec.microbatches = read_pipeline_integer(*m, "microbatches");
   if (auto chunks = c.find("chunks")) spec.chunks = read_pipeline_integer(*chunks, "chunks");
   if (auto split = c.find("split_backward")) spec.split_backward = split->as_bool();
   if (auto group = c.find("microbatch_group_size")) {
@@ -126,8 +127,8 @@ Config parse_config(const nlohmann::json& document, const std::string& file) {
   if (auto parallelism = root.find("parallelism")) parse_parallelism(*parallelism, config);
   detail::parse_model_sections(root, config);
   if (config.pipeline.microbatches == 0) {
-    root.at("pipeline").fail(
-        "missing required key 'microbatches' (or give /training/global_batch_size)");
+    root.at("pipeline")
+        .fail("missing required key 'microbatches' (or give /training/global_batch_size)");
   }
   try {
     parallel::check_task_limit(config.pipeline);  // before anything is allocated per stage
@@ -153,21 +154,21 @@ std::optional<Throughput> throughput(const Config& config, TimeNs makespan) {
   if (!config.model || makespan <= 0) return std::nullopt;
   const ModelPlan& plan = *config.model;
   Throughput t;
-  t.gpus = std::uint64_t{config.pipeline.stages} * config.tensor_parallel *
-           config.data_parallel.degree;
-  const double samples = double(config.pipeline.microbatches) *
-                         plan.training.micro_batch_size * config.data_parallel.degree;
+  t.gpus =
+      std::uint64_t{config.pipeline.stages} * config.tensor_parallel * config.data_parallel.degree;
+  const double samples = double(config.pipeline.microbatches) * plan.training.micro_batch_size *
+                         config.data_parallel.degree;
   const double seconds = double(makespan) / 1e9;
   t.tokens_per_s = samples * plan.transformer.sequence / seconds;
   const double flops = 3 * plan.transformer.forward_flops_per_sample() * samples;
   t.model_tflops_per_gpu = flops / seconds / double(t.gpus) / 1e12;
   double peak = 0;
   for (const double p : plan.peak_flops) peak += p;
-  const bool all = !plan.peak_flops.empty() &&
-                   std::all_of(plan.peak_flops.begin(), plan.peak_flops.end(),
-                               [](double p) { return p > 0; });
-  t.mfu = all ? t.model_tflops_per_gpu * 1e12 / (peak / double(plan.peak_flops.size()))
-              : std::nan("");
+  const bool all =
+      !plan.peak_flops.empty() &&
+      std::all_of(plan.peak_flops.begin(), plan.peak_flops.end(), [](double p) { return p > 0; });
+  t.mfu =
+      all ? t.model_tflops_per_gpu * 1e12 / (peak / double(plan.peak_flops.size())) : std::nan("");
   return t;
 }
 

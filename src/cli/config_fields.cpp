@@ -152,7 +152,10 @@ constexpr Field kDeviceTypeFields[] = {
      .min = 0,
      .max = 1e21,
      .exclusive_min = true},
-    {.name = "memory_bandwidth", .kind = K::Rate, .description = "HBM bandwidth", .min = 1,
+    {.name = "memory_bandwidth",
+     .kind = K::Rate,
+     .description = "HBM bandwidth",
+     .min = 1,
      .max = kMaxBytes},
     {.name = "link_bandwidth",
      .kind = K::Rate,
@@ -298,23 +301,35 @@ constexpr Field kModelFields[] = {
     {.name = "preset",
      .kind = K::ModelPreset,
      .description = "a model from `perflow models`; the fields below override it"},
-    {.name = "layers", .kind = K::Integer, .description = "transformer layers", .min = 1,
+    {.name = "layers",
+     .kind = K::Integer,
+     .description = "transformer layers",
+     .min = 1,
      .max = 1 << 16},
-    {.name = "hidden", .kind = K::Integer, .description = "hidden size h", .min = 1,
+    {.name = "hidden",
+     .kind = K::Integer,
+     .description = "hidden size h",
+     .min = 1,
      .max = 1 << 24},
     {.name = "ffn_hidden",
      .kind = K::Integer,
      .description = "MLP inner size f",
      .min = 1,
      .max = 1 << 26},
-    {.name = "heads", .kind = K::Integer, .description = "attention heads", .min = 1,
+    {.name = "heads",
+     .kind = K::Integer,
+     .description = "attention heads",
+     .min = 1,
      .max = 1 << 16},
     {.name = "kv_heads",
      .kind = K::Integer,
      .description = "key/value heads (grouped-query attention), default heads",
      .min = 1,
      .max = 1 << 16},
-    {.name = "vocab", .kind = K::Integer, .description = "vocabulary size", .min = 1,
+    {.name = "vocab",
+     .kind = K::Integer,
+     .description = "vocabulary size",
+     .min = 1,
      .max = 1 << 26},
     {.name = "sequence",
      .kind = K::Integer,
@@ -363,8 +378,8 @@ constexpr Field kTrainingFields[] = {
 }  // namespace
 
 constinit const Section kModelSection{"model", "a decoder-only transformer", {kModelFields, {}}};
-constinit const Section kTrainingSection{"training", "how the model is trained",
-                                         {kTrainingFields, {}}};
+constinit const Section kTrainingSection{
+    "training", "how the model is trained", {kTrainingFields, {}}};
 
 constinit const Section kPipelineSection{
     "pipeline", "the schedule and its sizes", {kPipelineFields, {}}};

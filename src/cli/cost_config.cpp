@@ -406,8 +406,8 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
   // A model on GPUs: links the network leaves unset take the GPUs' (the slowest stage's):
   // NVLink / Infinity Fabric within a node, the NIC between nodes.
   const bool all_timed =
-      config.model && std::all_of(config.model->timed.begin(), config.model->timed.end(),
-                                  [](bool t) { return t; });
+      config.model &&
+      std::all_of(config.model->timed.begin(), config.model->timed.end(), [](bool t) { return t; });
   if (all_timed) {
     const auto slowest = [&](double model::DeviceSpec::*field) {
       double x = 0;

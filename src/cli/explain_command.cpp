@@ -23,18 +23,20 @@ void explain(const std::string& path) {
   }
   const ModelPlan& plan = *config.model;
   const model::Transformer& m = plan.transformer;
-  fmt::print("model      {}{} layers, hidden {}, ffn {}, heads {} (kv {}), vocab {}, sequence "
-             "{}, {}{}; {:.2f}B parameters\n",
-             plan.preset.empty() ? "" : plan.preset + ": ", m.layers, m.hidden, m.ffn_hidden,
-             m.heads, m.kv_heads, m.vocab, m.sequence, model::to_string(m.mlp),
-             m.tied_embeddings ? ", tied embeddings" : "", m.parameters() / 1e9);
+  fmt::print(
+      "model      {}{} layers, hidden {}, ffn {}, heads {} (kv {}), vocab {}, sequence "
+      "{}, {}{}; {:.2f}B parameters\n",
+      plan.preset.empty() ? "" : plan.preset + ": ", m.layers, m.hidden, m.ffn_hidden, m.heads,
+      m.kv_heads, m.vocab, m.sequence, model::to_string(m.mlp),
+      m.tied_embeddings ? ", tied embeddings" : "", m.parameters() / 1e9);
   const model::Training& t = plan.training;
-  fmt::print("training   micro batch {}, global batch {} ({} microbatches), {}, recompute {}{}{}{}\n",
-             t.micro_batch_size, t.global_batch_size, config.pipeline.microbatches,
-             model::to_string(t.precision), model::to_string(t.recompute),
-             t.sequence_parallel ? ", sequence parallel" : "",
-             t.distributed_optimizer ? ", distributed optimizer" : "",
-             t.flash_attention ? ", flash attention" : "");
+  fmt::print(
+      "training   micro batch {}, global batch {} ({} microbatches), {}, recompute {}{}{}{}\n",
+      t.micro_batch_size, t.global_batch_size, config.pipeline.microbatches,
+      model::to_string(t.precision), model::to_string(t.recompute),
+      t.sequence_parallel ? ", sequence parallel" : "",
+      t.distributed_optimizer ? ", distributed optimizer" : "",
+      t.flash_attention ? ", flash attention" : "");
   fmt::print("layout     tp {} x pp {} x dp {}, {} chunk(s) per stage, {} split\n",
              config.tensor_parallel, config.pipeline.stages, config.data_parallel.degree,
              config.pipeline.chunks, plan.split);
@@ -47,11 +49,11 @@ void explain(const std::string& path) {
     for (std::uint32_t c = 0; c < chunks; ++c) {
       const model::PositionCosts& p = plan.positions[std::size_t{s} * chunks + c];
       const auto& l = p.layers;
-      fmt::print("  chunk {}: layers {}{}{}{}\n", c,
-                 l.count == 0 ? std::string("none")
-                              : fmt::format("{}-{}", l.first, l.first + l.count - 1),
-                 l.count == 0 ? "" : fmt::format(" ({})", l.count),
-                 l.embedding ? " + embedding" : "", l.head ? " + LM head and loss" : "");
+      fmt::print(
+          "  chunk {}: layers {}{}{}{}\n", c,
+          l.count == 0 ? std::string("none") : fmt::format("{}-{}", l.first, l.first + l.count - 1),
+          l.count == 0 ? "" : fmt::format(" ({})", l.count), l.embedding ? " + embedding" : "",
+          l.head ? " + LM head and loss" : "");
       if (plan.timed[s]) {
         fmt::print("    {:<14} {:>12} {:>12} {:>12} {:>14}\n", "operator", "F", "B", "W",
                    "F GFLOP");
@@ -60,20 +62,20 @@ void explain(const std::string& path) {
                      ns(op.seconds[model::kForward] * 1e9), ns(op.seconds[model::kBackward] * 1e9),
                      ns(op.seconds[model::kWeight] * 1e9), op.flops[model::kForward] / 1e9);
         }
-        fmt::print("    {:<14} {:>12} {:>12} {:>12}   (B includes {} of recomputation)\n",
-                   "task", ns(p.forward_ns), ns(p.backward_ns), ns(p.weight_ns),
-                   ns(p.recompute_ns));
+        fmt::print("    {:<14} {:>12} {:>12} {:>12}   (B includes {} of recomputation)\n", "task",
+                   ns(p.forward_ns), ns(p.backward_ns), ns(p.weight_ns), ns(p.recompute_ns));
       }
-      fmt::print("    memory: activation {} per microbatch (B frees {:.0f}%), weights {}, "
-                 "gradients {}, optimizer state {}\n",
-                 format_memory(p.activation), p.backward_frees * 100,
-                 format_memory(p.weight_bytes), format_memory(p.gradient_bytes),
-                 format_memory(p.optimizer_bytes));
-      fmt::print("    traffic: {} to the next stage, {} tensor-parallel all-reduces of {} in F "
-                 "and in B, {} of gradients across replicas, optimizer step {}\n",
-                 format_memory(p.boundary_bytes), p.tp_allreduces,
-                 format_memory(p.tp_allreduce_bytes), format_memory(p.dp_gradient_bytes),
-                 plan.timed[s] ? ns(p.optimizer_ns) : std::string("-"));
+      fmt::print(
+          "    memory: activation {} per microbatch (B frees {:.0f}%), weights {}, "
+          "gradients {}, optimizer state {}\n",
+          format_memory(p.activation), p.backward_frees * 100, format_memory(p.weight_bytes),
+          format_memory(p.gradient_bytes), format_memory(p.optimizer_bytes));
+      fmt::print(
+          "    traffic: {} to the next stage, {} tensor-parallel all-reduces of {} in F "
+          "and in B, {} of gradients across replicas, optimizer step {}\n",
+          format_memory(p.boundary_bytes), p.tp_allreduces, format_memory(p.tp_allreduce_bytes),
+          format_memory(p.dp_gradient_bytes),
+          plan.timed[s] ? ns(p.optimizer_ns) : std::string("-"));
     }
   }
 }

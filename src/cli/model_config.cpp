@@ -69,13 +69,12 @@ model::Transformer read_transformer(const JsonCursor& c, std::string& preset_nam
   if (auto x = c.find("tied_embeddings")) m.tied_embeddings = x->as_bool();
   if (!kv_given) m.kv_heads = m.heads;
   // Every shape field is needed, from the preset or given.
-  for (const auto& [name, value] :
-       {std::pair<std::string_view, std::uint32_t>{"layers", m.layers},
-        {"hidden", m.hidden},
-        {"ffn_hidden", m.ffn_hidden},
-        {"heads", m.heads},
-        {"vocab", m.vocab},
-        {"sequence", m.sequence}}) {
+  for (const auto& [name, value] : {std::pair<std::string_view, std::uint32_t>{"layers", m.layers},
+                                    {"hidden", m.hidden},
+                                    {"ffn_hidden", m.ffn_hidden},
+                                    {"heads", m.heads},
+                                    {"vocab", m.vocab},
+                                    {"sequence", m.sequence}}) {
     if (value == 0) c.fail(fmt::format("missing required key '{}' (or give a preset)", name));
   }
   if (m.hidden % m.heads != 0) {
@@ -99,8 +98,8 @@ model::Training read_training(const JsonCursor& c) {
     if (auto x = c.find(name)) {
       const auto parsed = parse(x->as_string());
       if (!parsed) {
-        x->fail_expected(fmt::format("one of {}",
-                                     fmt::join(kTrainingSection.field(name).choices, ", ")));
+        x->fail_expected(
+            fmt::format("one of {}", fmt::join(kTrainingSection.field(name).choices, ", ")));
       }
       out = *parsed;
     }
@@ -135,8 +134,8 @@ double read_fraction(const JsonCursor& c, const Field& field) {
 }
 
 // Pipeline position of (device, chunk) for the shape: the layers that chunk holds.
-std::uint32_t position_of(parallel::PipelineShape shape, std::uint32_t stages,
-                          std::uint32_t device, std::uint32_t chunk) {
+std::uint32_t position_of(parallel::PipelineShape shape, std::uint32_t stages, std::uint32_t device,
+                          std::uint32_t chunk) {
   switch (shape) {
     case parallel::PipelineShape::Linear:
       return device;
@@ -169,11 +168,9 @@ std::optional<model::DeviceSpec> read_device_type_spec(const JsonCursor& type) {
   }
   if (!spec) {
     for (std::string_view key : {"memory_bandwidth", "link_bandwidth", "network_bandwidth",
-                                 "gemm_efficiency", "attention_efficiency",
-                                 "memory_efficiency"}) {
+                                 "gemm_efficiency", "attention_efficiency", "memory_efficiency"}) {
       if (auto x = type.find(key)) {
-        x->fail(fmt::format("{} describes a GPU for /model: give a preset or peak_flops too",
-                            key));
+        x->fail(fmt::format("{} describes a GPU for /model: give a preset or peak_flops too", key));
       }
     }
     return spec;
@@ -216,8 +213,9 @@ void parse_model_sections(const JsonCursor& root, Config& config) {
   if (training_section) plan.training = read_training(*training_section);
   if (plan.training.sequence_parallel && config.tensor_parallel == 1) {
     training_section->at("sequence_parallel")
-        .fail("sequence parallelism splits over tensor-parallel ranks: set "
-              "/parallelism/tensor_parallel > 1");
+        .fail(
+            "sequence parallelism splits over tensor-parallel ranks: set "
+            "/parallelism/tensor_parallel > 1");
   }
   const std::uint64_t per_microbatch =
       std::uint64_t{plan.training.micro_batch_size} * config.data_parallel.degree;
@@ -234,16 +232,15 @@ void parse_model_sections(const JsonCursor& root, Config& config) {
       global.fail(fmt::format("gives {} microbatches; at most {}", microbatches, field.max));
     }
     if (config.pipeline.microbatches != 0 && config.pipeline.microbatches != microbatches) {
-      global.fail(fmt::format(
-          "gives {} microbatches ({} / ({} x {})), but /pipeline/microbatches is {}",
-          microbatches, plan.training.global_batch_size, plan.training.micro_batch_size,
-          config.data_parallel.degree, config.pipeline.microbatches));
+      global.fail(
+          fmt::format("gives {} microbatches ({} / ({} x {})), but /pipeline/microbatches is {}",
+                      microbatches, plan.training.global_batch_size, plan.training.micro_batch_size,
+                      config.data_parallel.degree, config.pipeline.microbatches));
     }
     config.pipeline.microbatches = static_cast<std::uint32_t>(microbatches);
   } else {
-    plan.training.global_batch_size =
-        static_cast<std::uint32_t>(std::min<std::uint64_t>(
-            per_microbatch * std::max(config.pipeline.microbatches, 1u), UINT32_MAX));
+    plan.training.global_batch_size = static_cast<std::uint32_t>(std::min<std::uint64_t>(
+        per_microbatch * std::max(config.pipeline.microbatches, 1u), UINT32_MAX));
   }
   config.model = std::move(plan);
 }
@@ -269,10 +266,12 @@ void derive_model_costs(const JsonCursor& root, Config& config,
   const auto device = [&](std::uint32_t s) -> const model::DeviceSpec& {
     return devices[s] ? *devices[s] : untimed;
   };
-  const bool all_timed = std::all_of(plan.timed.begin(), plan.timed.end(), [](bool t) { return t; });
+  const bool all_timed =
+      std::all_of(plan.timed.begin(), plan.timed.end(), [](bool t) { return t; });
   if (!all_timed && layers && layers->value().is_string() && layers->as_string() == "fastest") {
-    layers->fail("the fastest split needs a GPU on every stage (/device, or a device type's "
-                 "preset)");
+    layers->fail(
+        "the fastest split needs a GPU on every stage (/device, or a device type's "
+        "preset)");
   }
   for (std::uint32_t s = 0; s < stages; ++s) {
     if (plan.timed[s] && plan.peak_flops[s] <= 0) {
@@ -282,10 +281,10 @@ void derive_model_costs(const JsonCursor& root, Config& config,
   }
 
   const parallel::PipelineShape shape = parallel::schedule_shape(config.pipeline);
-  const std::uint32_t positions = shape == parallel::PipelineShape::DualPipe ||
-                                          shape == parallel::PipelineShape::Linear
-                                      ? stages
-                                      : stages * chunks;
+  const std::uint32_t positions =
+      shape == parallel::PipelineShape::DualPipe || shape == parallel::PipelineShape::Linear
+          ? stages
+          : stages * chunks;
   std::vector<std::uint32_t> device_of(positions, 0);
   for (std::uint32_t s = 0; s < stages; ++s) {
     for (std::uint32_t c = 0; c < chunks; ++c) {
@@ -312,10 +311,10 @@ void derive_model_costs(const JsonCursor& root, Config& config,
         // Each layer also waits for its tensor-parallel all-reduces (two in F, two in B),
         // here over the GPU's own scale-up link.
         if (config.tensor_parallel > 1 && gpu.link_bandwidth > 0) {
-          const double bytes =
-              2.0 * plan.training.micro_batch_size * m.sequence * m.hidden;
-          seconds[k] += 4 * double(parallel::ring_all_reduce_time(bytes, config.tensor_parallel,
-                                                                  0, gpu.link_bandwidth)) /
+          const double bytes = 2.0 * plan.training.micro_batch_size * m.sequence * m.hidden;
+          seconds[k] += 4 *
+                        double(parallel::ring_all_reduce_time(bytes, config.tensor_parallel, 0,
+                                                              gpu.link_bandwidth)) /
                         1e9;
         }
       }
@@ -323,10 +322,10 @@ void derive_model_costs(const JsonCursor& root, Config& config,
     } else {
       plan.split = "explicit";
       if (layers->array_size() != positions) {
-        layers->fail(fmt::format("expected {} layer counts (one per pipeline position: {} "
-                                 "stages x {} chunks), got {}",
-                                 positions, stages,
-                                 positions == stages ? 1 : chunks, layers->array_size()));
+        layers->fail(
+            fmt::format("expected {} layer counts (one per pipeline position: {} "
+                        "stages x {} chunks), got {}",
+                        positions, stages, positions == stages ? 1 : chunks, layers->array_size()));
       }
       std::vector<std::uint32_t> counts(positions);
       std::uint64_t total = 0;
@@ -335,8 +334,8 @@ void derive_model_costs(const JsonCursor& root, Config& config,
         total += counts[k];
       }
       if (total != m.layers) {
-        layers->fail(fmt::format("the counts add up to {} layers; the model has {}", total,
-                                 m.layers));
+        layers->fail(
+            fmt::format("the counts add up to {} layers; the model has {}", total, m.layers));
       }
       split = model::explicit_split(counts);
     }
@@ -349,16 +348,17 @@ void derive_model_costs(const JsonCursor& root, Config& config,
   const model::Degrees degrees{.tensor = config.tensor_parallel,
                                .data = config.data_parallel.degree};
   if (m.heads % degrees.tensor != 0) {
-    root.at("parallelism").at("tensor_parallel")
-        .fail(fmt::format("{} attention heads do not split over {} tensor-parallel ranks",
-                          m.heads, degrees.tensor));
+    root.at("parallelism")
+        .at("tensor_parallel")
+        .fail(fmt::format("{} attention heads do not split over {} tensor-parallel ranks", m.heads,
+                          degrees.tensor));
   }
   plan.positions.clear();
   plan.positions.reserve(std::size_t{stages} * chunks);
   for (std::uint32_t s = 0; s < stages; ++s) {
     for (std::uint32_t c = 0; c < chunks; ++c) {
-      plan.positions.push_back(model::derive_position(
-          m, plan.training, degrees, device(s), split[position_of(shape, stages, s, c)]));
+      plan.positions.push_back(model::derive_position(m, plan.training, degrees, device(s),
+                                                      split[position_of(shape, stages, s, c)]));
     }
   }
 }

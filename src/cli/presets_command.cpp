@@ -18,15 +18,15 @@ void print_devices(bool json) {
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const model::DevicePreset& p : model::device_presets()) {
       const model::DeviceSpec& d = p.spec;
-      list.push_back({{"name", p.name},
-                      {"description", p.description},
-                      {"peak_flops", {{"bf16", d.peak_bf16}, {"fp16", d.peak_fp16},
-                                      {"fp8", d.peak_fp8}}},
-                      {"memory_bandwidth", d.memory_bandwidth},
-                      {"memory_capacity", d.memory_capacity},
-                      {"link_bandwidth", d.link_bandwidth},
-                      {"network_bandwidth", d.network_bandwidth},
-                      {"source", p.source}});
+      list.push_back(
+          {{"name", p.name},
+           {"description", p.description},
+           {"peak_flops", {{"bf16", d.peak_bf16}, {"fp16", d.peak_fp16}, {"fp8", d.peak_fp8}}},
+           {"memory_bandwidth", d.memory_bandwidth},
+           {"memory_capacity", d.memory_capacity},
+           {"link_bandwidth", d.link_bandwidth},
+           {"network_bandwidth", d.network_bandwidth},
+           {"source", p.source}});
     }
     fmt::print("{}\n", list.dump(1));
     return;
@@ -38,11 +38,12 @@ void print_devices(bool json) {
     fmt::print("{:<10}  {:>10.1f}  {:>10}  {:>8.0f}GB/s  {:>8}  {:>6.0f}GB/s  {:>4.0f}GB/s  {}\n",
                p.name, d.peak_bf16 / 1e12,
                d.peak_fp8 > 0 ? fmt::format("{:.1f}", d.peak_fp8 / 1e12) : "-",
-               d.memory_bandwidth / 1e9, format_memory(d.memory_capacity),
-               d.link_bandwidth / 1e9, d.network_bandwidth / 1e9, p.description);
+               d.memory_bandwidth / 1e9, format_memory(d.memory_capacity), d.link_bandwidth / 1e9,
+               d.network_bandwidth / 1e9, p.description);
   }
-  fmt::print("\nDense tensor-core peaks; bandwidths per direction. Sources: perflow devices "
-             "--format json.\n");
+  fmt::print(
+      "\nDense tensor-core peaks; bandwidths per direction. Sources: perflow devices "
+      "--format json.\n");
 }
 
 void print_models(bool json) {
@@ -73,8 +74,8 @@ void print_models(bool json) {
   for (const model::ModelPreset& p : model::model_presets()) {
     const model::Transformer& m = p.model;
     fmt::print("{:<12}  {:>9.1f}B  {:>6}  {:>6}  {:>6}  {:>9}  {:>7}  {:>6}  {:<6}  {}\n", p.name,
-               m.parameters() / 1e9, m.layers, m.hidden, m.heads, m.kv_heads, m.vocab,
-               m.sequence, model::to_string(m.mlp), p.description);
+               m.parameters() / 1e9, m.layers, m.hidden, m.heads, m.kv_heads, m.vocab, m.sequence,
+               model::to_string(m.mlp), p.description);
   }
   fmt::print("\nSources: perflow models --format json.\n");
 }

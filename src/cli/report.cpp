@@ -40,16 +40,16 @@ nlohmann::json make_report(const Config& config, const EventGraph& graph,
   report["model"] = nullptr;
   if (config.model) {
     const ModelPlan& plan = *config.model;
-    report["model"] = {{"preset", plan.preset.empty() ? nlohmann::json(nullptr)
-                                                      : nlohmann::json(plan.preset)},
-                       {"layers", plan.transformer.layers},
-                       {"parameters", plan.transformer.parameters()},
-                       {"split", plan.split},
-                       {"precision", model::to_string(plan.training.precision)},
-                       {"recompute", model::to_string(plan.training.recompute)},
-                       {"micro_batch_size", plan.training.micro_batch_size},
-                       {"global_batch_size", plan.training.global_batch_size},
-                       {"gpus", achieved ? achieved->gpus : 0}};
+    report["model"] = {
+        {"preset", plan.preset.empty() ? nlohmann::json(nullptr) : nlohmann::json(plan.preset)},
+        {"layers", plan.transformer.layers},
+        {"parameters", plan.transformer.parameters()},
+        {"split", plan.split},
+        {"precision", model::to_string(plan.training.precision)},
+        {"recompute", model::to_string(plan.training.recompute)},
+        {"micro_batch_size", plan.training.micro_batch_size},
+        {"global_batch_size", plan.training.global_batch_size},
+        {"gpus", achieved ? achieved->gpus : 0}};
   }
 
   nlohmann::json path = nlohmann::json::array();
@@ -72,7 +72,8 @@ nlohmann::json make_report(const Config& config, const EventGraph& graph,
     nlohmann::json layers = nullptr;
     nlohmann::json breakdown = nullptr;
     const std::uint32_t chunks = config.pipeline.chunks;
-    if (config.model && !config.model->positions.empty() && dm.device.value < config.pipeline.stages) {
+    if (config.model && !config.model->positions.empty() &&
+        dm.device.value < config.pipeline.stages) {
       layers = nlohmann::json::array();
       double weights = 0, gradients = 0, optimizer = 0;
       for (std::uint32_t c = 0; c < chunks; ++c) {

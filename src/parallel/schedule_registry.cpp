@@ -157,6 +157,7 @@ PipelineShape schedule_shape(const PipelineSpec& spec) {
                                                 : PipelineShape::Interleaved);
   }
   if (name == "dualpipe") return PipelineShape::DualPipe;
+  if (name == "looped-bfs") return PipelineShape::Interleaved;  // with 1 chunk: linear
   for (const std::string_view v : {"zbv", "zbv-auto", "1f1b-v", "v-half", "v-min", "dualpipev"}) {
     if (name == v) return PipelineShape::VShape;
   }

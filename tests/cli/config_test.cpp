@@ -604,7 +604,6 @@ TEST(ConfigSchema, ListsEveryKeyOfTheTable) {
             nlohmann::ordered_json::array({"chunk", "stage"}));
 }
 
-
 nlohmann::json model_config() {
   return nlohmann::json::parse(R"({
     "model": {"preset": "gpt3-175b", "layers": 8, "hidden": 1024, "ffn_hidden": 4096,
@@ -632,9 +631,9 @@ TEST(ModelConfig, DerivesCostsMemoryAndTraffic) {
   EXPECT_TRUE(positions[0].layers.embedding);
   EXPECT_EQ(positions[1].layers.count, 3u);
   EXPECT_EQ(positions[3].layers.count, 1u);
-  const model::PositionCosts expected = model::derive_position(
-      m, c.model->training, {.tensor = 2, .data = 4}, model::find_device_preset("h100-sxm")->spec,
-      positions[1].layers);
+  const model::PositionCosts expected =
+      model::derive_position(m, c.model->training, {.tensor = 2, .data = 4},
+                             model::find_device_preset("h100-sxm")->spec, positions[1].layers);
   // F and B also wait for their tensor-parallel all-reduces: 2 per layer, 3 layers, each a
   // ring over 2 ranks of 2 x 2 x 512 x 1024 bytes on NVLink (the preset's 450 GB/s).
   ASSERT_EQ(expected.tp_allreduces, 6u);
@@ -703,17 +702,24 @@ TEST(ModelConfig, ErrorsNameThePointer) {
        "cfg.json:/model/preset: unknown model 'gpt3-175'; did you mean 'gpt3-175b'? (valid: "},
       {[](auto& d) { d["device"] = "h100"; },
        "cfg.json:/device: unknown device 'h100'; did you mean "},
-      {[](auto& d) { d["pipeline"]["layers"] = {2, 2, 2}; },
+      {[](auto& d) {
+         d["pipeline"]["layers"] = {2, 2, 2};
+       },
        "cfg.json:/pipeline/layers: expected 4 layer counts (one per pipeline position: 4 "
        "stages x 1 chunks), got 3"},
-      {[](auto& d) { d["pipeline"]["layers"] = {2, 2, 2, 3}; },
+      {[](auto& d) {
+         d["pipeline"]["layers"] = {2, 2, 2, 3};
+       },
        "cfg.json:/pipeline/layers: the counts add up to 9 layers; the model has 8"},
       {[](auto& d) { d["parallelism"]["tensor_parallel"] = 3; },
        "cfg.json:/parallelism/tensor_parallel: 16 attention heads do not split over 3 "
        "tensor-parallel ranks"},
       {[](auto& d) { d["model"]["hidden"] = 1000; },
        "cfg.json:/model/hidden: hidden 1000 is not a multiple of heads 16"},
-      {[](auto& d) { d["training"]["precision"] = "fp8"; d["device"] = "a100-80gb"; },
+      {[](auto& d) {
+         d["training"]["precision"] = "fp8";
+         d["device"] = "a100-80gb";
+       },
        "cfg.json: stage 0's device has no fp8 arithmetic"},
       {[](auto& d) {
          d["model"] = {{"layers", 2}};

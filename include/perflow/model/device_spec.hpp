@@ -41,7 +41,7 @@ struct DeviceSpec {
   double peak_fp8 = 0;
   double memory_bandwidth = 0;
   double memory_capacity = 0;
-  double link_bandwidth = 0;  ///< scale-up link (NVLink, Infinity Fabric), per direction
+  double link_bandwidth = 0;     ///< scale-up link (NVLink, Infinity Fabric), per direction
   double network_bandwidth = 0;  ///< scale-out network (the usual NIC) per GPU
   Efficiency efficiency;
 

@@ -15,23 +15,23 @@
 namespace perflow::cli::detail {
 
 enum class FieldKind {
-  String,       ///< free text
-  Choice,       ///< one of `choices`
-  Schedule,     ///< a registered schedule name
-  ModelPreset,  ///< a name from `perflow models`
-  DevicePreset, ///< a name from `perflow devices`
-  LayerSplit,   ///< "balanced", "fastest", or layers per pipeline position
-  Boolean,      ///< true or false
-  Integer,      ///< an integer in [min, max]
-  Number,       ///< a number in (min, max] when exclusive_min, else [min, max]
-  Duration,     ///< a JSON number of microseconds, or a string with a unit
-  Size,         ///< bytes as a number, or a string with a unit ("64MB", "80GiB")
-  Rate,         ///< bytes per second as a number, or a string ("400GB/s", "100Gb/s")
-  StageRange,   ///< a stage or an inclusive range: 3, "0-3" or [0, 3]
-  Order,        ///< per device, a string of task labels or an array of labels
-  Object,       ///< an object whose keys are `section`'s
-  ObjectArray,  ///< an array of objects whose keys are `section`'s
-  ObjectMap,    ///< an object of named objects whose keys are `section`'s
+  String,        ///< free text
+  Choice,        ///< one of `choices`
+  Schedule,      ///< a registered schedule name
+  ModelPreset,   ///< a name from `perflow models`
+  DevicePreset,  ///< a name from `perflow devices`
+  LayerSplit,    ///< "balanced", "fastest", or layers per pipeline position
+  Boolean,       ///< true or false
+  Integer,       ///< an integer in [min, max]
+  Number,        ///< a number in (min, max] when exclusive_min, else [min, max]
+  Duration,      ///< a JSON number of microseconds, or a string with a unit
+  Size,          ///< bytes as a number, or a string with a unit ("64MB", "80GiB")
+  Rate,          ///< bytes per second as a number, or a string ("400GB/s", "100Gb/s")
+  StageRange,    ///< a stage or an inclusive range: 3, "0-3" or [0, 3]
+  Order,         ///< per device, a string of task labels or an array of labels
+  Object,        ///< an object whose keys are `section`'s
+  ObjectArray,   ///< an array of objects whose keys are `section`'s
+  ObjectMap,     ///< an object of named objects whose keys are `section`'s
 };
 
 struct Section;
