@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include <fmt/format.h>
+
 #include "detail/config_fields.hpp"
 #include "perflow/model/device_spec.hpp"
 #include "perflow/model/transformer.hpp"
@@ -30,27 +32,28 @@ Json schema_ref(const std::string& name) { return Json{{"$ref", "#/$defs/" + nam
 
 Json common_defs() {
   Json defs;
-  const std::string number = std::string(kDecimal) + "([eE][+-]?[0-9]+)?";
+  // fmt, not operator+: GCC 12 misreports string concatenation here (-Wrestrict).
+  const std::string number = fmt::format("{}([eE][+-]?[0-9]+)?", kDecimal);
+  const std::string duration = fmt::format("^\\+?{} *(ns|us|\u00b5s|ms|s)$", kDecimal);
+  const std::string size = fmt::format("^{} *{}?$", number, kByteUnits);
+  const std::string rate = fmt::format("^{} *((kb|Mb|Gb|Tb)|{})/s$", number, kByteUnits);
+  const std::string program = fmt::format("^ *({}( +|$))*$", kLabel);
+  const std::string label = fmt::format("^{}$", kLabel);
   defs["duration"] = {
       {"description",
        "a JSON number of microseconds, or a string with its unit: \"250ns\", \"1.5us\", "
        "\"2ms\", \"0.1s\" (a string without a unit is refused)"},
-      {"anyOf",
-       Json::array({{{"type", "number"}, {"minimum", 0}},
-                    {{"type", "string"},
-                     {"pattern", "^\\+?" + std::string(kDecimal) + " *(ns|us|\u00b5s|ms|s)$"}}})}};
+      {"anyOf", Json::array({{{"type", "number"}, {"minimum", 0}},
+                             {{"type", "string"}, {"pattern", duration}}})}};
   defs["size"] = {
       {"description", "bytes as a number, or a string: \"64MB\", \"80GB\", \"80GiB\""},
-      {"anyOf",
-       Json::array({{{"type", "number"}, {"minimum", 0}, {"maximum", detail::kMaxBytes}},
-                    {{"type", "string"}, {"pattern", "^" + number + " *" + kByteUnits + "?$"}}})}};
+      {"anyOf", Json::array({{{"type", "number"}, {"minimum", 0}, {"maximum", detail::kMaxBytes}},
+                             {{"type", "string"}, {"pattern", size}}})}};
   defs["rate"] = {
       {"description",
        "bytes per second as a number, or a string: \"300GB/s\", \"25GiB/s\", \"200Gb/s\""},
-      {"anyOf",
-       Json::array({{{"type", "number"}, {"minimum", 1}, {"maximum", detail::kMaxBytes}},
-                    {{"type", "string"},
-                     {"pattern", "^" + number + " *((kb|Mb|Gb|Tb)|" + kByteUnits + ")/s$"}}})}};
+      {"anyOf", Json::array({{{"type", "number"}, {"minimum", 1}, {"maximum", detail::kMaxBytes}},
+                             {{"type", "string"}, {"pattern", rate}}})}};
   defs["stage_range"] = {
       {"description", "a stage or an inclusive range of stages: 3, \"0-3\" or [0, 3]"},
       {"anyOf", Json::array({{{"type", "integer"}, {"minimum", 0}},
@@ -64,11 +67,9 @@ Json common_defs() {
        "one program per device: task labels separated by spaces, or an array of labels"},
       {"type", "array"},
       {"items",
-       {{"anyOf",
-         Json::array(
-             {{{"type", "string"}, {"pattern", "^ *(" + std::string(kLabel) + "( +|$))*$"}},
-              {{"type", "array"},
-               {"items", {{"type", "string"}, {"pattern", "^" + std::string(kLabel) + "$"}}}}})}}}};
+       {{"anyOf", Json::array({{{"type", "string"}, {"pattern", program}},
+                               {{"type", "array"},
+                                {"items", {{"type", "string"}, {"pattern", label}}}}})}}}};
   return defs;
 }
 
