@@ -54,6 +54,7 @@ int run(int argc, char** argv) {
   add_measured_command(app);
   add_compare_measured_command(app);
   add_explain_command(app);
+  add_calibrate_command(app);
   add_devices_command(app);
   add_models_command(app);
   add_schema_command(app);

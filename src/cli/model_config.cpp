@@ -262,7 +262,11 @@ void derive_model_costs(const JsonCursor& root, Config& config,
   model::DeviceSpec untimed;
   untimed.peak_bf16 = untimed.peak_fp16 = untimed.peak_fp8 = 1;
   untimed.memory_bandwidth = 1;
-  for (std::uint32_t s = 0; s < stages; ++s) plan.timed[s] = devices[s].has_value();
+  plan.gemm_max.assign(stages, 0.0);
+  for (std::uint32_t s = 0; s < stages; ++s) {
+    plan.timed[s] = devices[s].has_value();
+    if (devices[s]) plan.gemm_max[s] = devices[s]->efficiency.gemm_max;
+  }
   const auto device = [&](std::uint32_t s) -> const model::DeviceSpec& {
     return devices[s] ? *devices[s] : untimed;
   };

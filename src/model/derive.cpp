@@ -34,7 +34,8 @@ std::vector<LayerRange> ranges_from_units(std::span<const std::uint32_t> units) 
 void add(PositionCosts& costs, std::span<const Operator> ops, double count,
          const DeviceSpec& device, Precision precision) {
   for (const Operator& op : ops) {
-    OperatorTime time{.name = std::string(op.name), .count = count};
+    OperatorTime time{
+        .name = std::string(op.name), .gemm = op.kind == OperatorKind::Gemm, .count = count};
     for (const Pass pass : {kForward, kBackward, kWeight}) {
       time.flops[pass] = op.flops[pass] * count;
       time.seconds[pass] = operator_time(op, pass, device, precision) * count / 1e9;
@@ -188,6 +189,18 @@ PositionCosts derive_position(const Transformer& model, const Training& training
       c.parameters / (training.distributed_optimizer ? double(degrees.data) : 1.0);
   c.optimizer_ns = 30 * updated / (device.memory_bandwidth * device.efficiency.memory) * 1e9;
   return c;
+}
+
+std::optional<double> fit_gemm_max(std::span<const Observation> observations, double used) {
+  // measured ~ gemm x (used / g) + other: least squares in x = used / g.
+  double gg = 0;
+  double gm = 0;
+  for (const Observation& o : observations) {
+    gg += o.gemm_ns * o.gemm_ns;
+    gm += o.gemm_ns * (o.measured_ns - o.other_ns);
+  }
+  if (gg <= 0 || gm <= 0) return std::nullopt;
+  return used / (gm / gg);
 }
 
 double layer_seconds(const Transformer& model, const Training& training, std::uint32_t tp,

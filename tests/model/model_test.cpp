@@ -149,6 +149,35 @@ TEST(Derive, ALayerCarriesItsCosts) {
   EXPECT_DOUBLE_EQ(four.parameters - three.parameters, one.parameters);
 }
 
+// Durations "measured" on a GPU whose GEMMs reach 50% give back gemm_max 0.5 from the
+// model's 0.7, whatever the other kernels take.
+TEST(Derive, FitsGemmEfficiencyToMeasurements) {
+  DeviceSpec slow = find_device_preset("h100-sxm")->spec;
+  const DeviceSpec& h100 = find_device_preset("h100-sxm")->spec;
+  slow.efficiency.gemm_max = 0.5;
+  const Training training{.micro_batch_size = 1};
+  std::vector<Observation> observations;
+  for (std::uint32_t count : {1u, 3u}) {
+    const LayerRange range{.first = 0, .count = count};
+    const PositionCosts model = derive_position(gpt3(), training, {.tensor = 8}, h100, range);
+    const PositionCosts measured = derive_position(gpt3(), training, {.tensor = 8}, slow, range);
+    for (const Pass pass : {kForward, kBackward}) {
+      double gemm = 0;
+      double all = 0;
+      for (const OperatorTime& op : model.operators) {
+        all += op.seconds[pass] * 1e9;
+        if (op.gemm) gemm += op.seconds[pass] * 1e9;
+      }
+      const double truth = pass == kForward ? measured.forward_ns : measured.backward_ns;
+      observations.push_back({gemm, all - gemm, truth});
+    }
+  }
+  const auto fitted = fit_gemm_max(observations, h100.efficiency.gemm_max);
+  ASSERT_TRUE(fitted.has_value());
+  EXPECT_NEAR(*fitted, 0.5, 1e-12);
+  EXPECT_FALSE(fit_gemm_max(std::vector<Observation>{{0, 5, 5}}, 0.7).has_value());
+}
+
 TEST(Split, BalancedCountsEmbeddingAndHead) {
   const auto split = balanced_split(10, 4);  // 12 units: 3 each
   ASSERT_EQ(split.size(), 4u);

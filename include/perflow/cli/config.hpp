@@ -49,6 +49,8 @@ struct ModelPlan {
   std::vector<bool> timed;
   /// Per stage: the device's peak dense FLOP/s in the training precision (0: unknown).
   std::vector<double> peak_flops;
+  /// Per stage: the GEMM efficiency (gemm_max) its device was priced with.
+  std::vector<double> gemm_max;
 };
 
 /// A `perflow simulate` configuration (see README "Config format").

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -40,6 +41,7 @@ std::vector<LayerRange> fastest_split(std::uint32_t layers,
 /// One operator's time in each pass, for the derivation's explanation.
 struct OperatorTime {
   std::string name;
+  bool gemm = false;                ///< a matrix multiplication (priced by gemm_max)
   double count = 1;                 ///< how many (layers) the position holds
   std::array<double, 3> flops{};    ///< per pass, all of them
   std::array<double, 3> seconds{};  ///< per pass, all of them
@@ -80,6 +82,19 @@ struct Degrees {
 PositionCosts derive_position(const Transformer& model, const Training& training,
                               const Degrees& degrees, const DeviceSpec& device,
                               const LayerRange& layers);
+
+/// One measured duration against the model's: `gemm_ns` of the model's time is GEMMs (which
+/// scale with 1 / gemm_max), `other_ns` the rest (attention, memory-bound kernels,
+/// all-reduces).
+struct Observation {
+  double gemm_ns = 0;
+  double other_ns = 0;
+  double measured_ns = 0;
+};
+
+/// The gemm_max that fits the observations best (least squares on the durations), given
+/// the gemm_max the model used; nullopt when no observation has GEMM time.
+std::optional<double> fit_gemm_max(std::span<const Observation> observations, double used);
 
 /// Seconds of one layer's F + B + W on `device` (what the fastest split balances).
 double layer_seconds(const Transformer& model, const Training& training, std::uint32_t tp,
