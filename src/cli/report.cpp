@@ -78,11 +78,16 @@ nlohmann::json make_report(const Config& config, const EventGraph& graph,
       double weights = 0, gradients = 0, optimizer = 0;
       for (std::uint32_t c = 0; c < chunks; ++c) {
         const model::PositionCosts& p = config.model->positions[dm.device.value * chunks + c];
+        const parallel::TaskCosts& costs = config.costs.at(StageId{dm.device.value}, c);
         layers.push_back({{"chunk", c},
                           {"first", p.layers.first},
                           {"count", p.layers.count},
                           {"embedding", p.layers.embedding},
-                          {"head", p.layers.head}});
+                          {"head", p.layers.head},
+                          {"forward_ns", costs.forward},
+                          {"backward_ns", costs.backward},
+                          {"weight_ns", costs.weight},
+                          {"activation", costs.activation}});
         weights += p.weight_bytes;
         gradients += p.gradient_bytes;
         optimizer += p.optimizer_bytes;
