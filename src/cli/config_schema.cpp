@@ -146,7 +146,10 @@ Json field_schema(const Field& field) {
       out = {{"type", "array"}, {"items", schema_ref(def_name(*field.section))}};
       break;
     case FieldKind::ObjectMap:
-      out = {{"type", "object"}, {"additionalProperties", schema_ref(def_name(*field.section))}};
+      // Named entries, and a comment like any object.
+      out = {{"type", "object"},
+             {"properties", {{"comment", {{"type", "string"}}}}},
+             {"additionalProperties", schema_ref(def_name(*field.section))}};
       break;
   }
   // "$ref" may have siblings in draft 2020-12; the description helps editors either way.

@@ -299,10 +299,10 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
       const auto [first, last] = read_stage_range(entry.at("stages"), stages);
       const JsonCursor type_name = entry.at("device_type");
       const std::string name = type_name.as_string();
-      if (!types.has(name)) {
+      if (!types.has(name) || name == "comment") {
         std::string valid;
         for (const auto& [key, value] : types.value().items()) {
-          valid += (valid.empty() ? "" : ", ") + key;
+          if (key != "comment") valid += (valid.empty() ? "" : ", ") + key;
         }
         type_name.fail(fmt::format("unknown device type '{}' (defined in /device_types: {})", name,
                                    valid.empty() ? "none" : valid));

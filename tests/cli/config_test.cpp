@@ -420,6 +420,8 @@ TEST(Config, CommentsAndASchemaKeyAreAccepted) {
   doc["comment"] = "top";
   doc["pipeline"]["comment"] = "p";
   doc["costs"]["overrides"] = {{{"stages", 0}, {"forward", 1}, {"comment", "slow GPU"}}};
+  doc["device_types"] = {{"comment", "measured in May"}, {"A100", {{"weight", 3}}}};
+  doc["placement"] = {{{"stages", "0-3"}, {"device_type", "A100"}}};
   EXPECT_EQ(parse_config(doc, "cfg.json").costs.at(StageId{0}, 0).forward, 1000);
   doc["network"]["comment"] = 3;
   EXPECT_EQ(error_of(doc), "cfg.json:/network/comment: expected a string (a comment), got 3");
