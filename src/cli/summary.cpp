@@ -10,6 +10,13 @@
 namespace perflow::cli {
 namespace {
 
+// 174.6B, 352.1M, 9000: parameters at a readable scale.
+std::string parameters(double n) {
+  if (n >= 1e9) return fmt::format("{:.1f}B", n / 1e9);
+  if (n >= 1e6) return fmt::format("{:.1f}M", n / 1e6);
+  return fmt::format("{:.0f}", n);
+}
+
 std::string count(std::uint32_t n, std::string_view one, std::string_view many) {
   return fmt::format("{} {}", n, n == 1 ? one : many);
 }
@@ -62,10 +69,10 @@ std::string format_summary(const Config& config, const EventGraph& graph,
   if (config.model) {
     const ModelPlan& plan = *config.model;
     line("model",
-         fmt::format("{}{} layers, {:.1f}B parameters, {} sequence; {} x {} samples per step, "
+         fmt::format("{}{} layers, {} parameters, {} sequence; {} x {} samples per step, "
                      "{}, recompute {}; {} split",
                      plan.preset.empty() ? "" : plan.preset + ": ", plan.transformer.layers,
-                     plan.transformer.parameters() / 1e9, plan.transformer.sequence,
+                     parameters(plan.transformer.parameters()), plan.transformer.sequence,
                      config.pipeline.microbatches * std::uint64_t{config.data_parallel.degree},
                      plan.training.micro_batch_size, model::to_string(plan.training.precision),
                      model::to_string(plan.training.recompute), plan.split));
