@@ -98,7 +98,7 @@ class EventWriter {
 
 std::string render_chrome_trace(const EventGraph& graph, const Trace& trace,
                                 const ChromeTraceOptions& options) {
-  detail::check_trace(graph, trace);
+  check_trace(graph, trace);
   if (trace.lane_count() > graph.lane_count()) {
     throw std::invalid_argument(fmt::format("trace has {} lanes, but the graph has {}",
                                             trace.lane_count(), graph.lane_count()));

@@ -37,23 +37,6 @@ double widest_sublabel(cairo_t* cr, const std::vector<LaneRow>& rows) {
 
 }  // namespace
 
-void check_trace(const EventGraph& graph, const Trace& trace) {
-  const std::size_t n = graph.task_count();
-  if (trace.start.size() != n || trace.finish.size() != n) {
-    throw std::invalid_argument(
-        fmt::format("trace has {} starts and {} finishes for a graph of {} tasks",
-                    trace.start.size(), trace.finish.size(), n));
-  }
-  for (std::size_t d = 0; d < trace.lane_count(); ++d) {
-    for (const TaskId t : trace.lane_events[d]) {
-      if (t.value >= n) {
-        throw std::invalid_argument(fmt::format(
-            "trace lists task id {} on lane {}, but the graph has {} tasks", t.value, d, n));
-      }
-    }
-  }
-}
-
 TimelinePanel::TimelinePanel(const EventGraph& graph, const Trace& trace,
                              const simulator::Metrics& metrics, const PanelOptions& options)
     : graph_(graph),

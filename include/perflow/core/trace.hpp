@@ -9,6 +9,8 @@
 
 namespace perflow {
 
+class EventGraph;
+
 /// What ran when: start and finish of every task (indexed by TaskId) and, per lane, the
 /// tasks in the order they executed. Lane d < devices is device d's compute lane (see
 /// LaneInfo), so events(DeviceId) is what the device computed.
@@ -23,5 +25,10 @@ struct Trace {
   [[nodiscard]] TimeNs start_of(TaskId t) const { return start[t.value]; }
   [[nodiscard]] TimeNs finish_of(TaskId t) const { return finish[t.value]; }
 };
+
+/// Throws std::invalid_argument unless `trace` is a trace of `graph`: a start and a finish
+/// per task, no more lanes than the graph, every listed task one of the graph's. Writers
+/// call it before writing anything.
+void check_trace(const EventGraph& graph, const Trace& trace);
 
 }  // namespace perflow

@@ -24,9 +24,6 @@ struct PanelOptions {
   std::size_t max_arrows = 2000;
 };
 
-/// Throws std::invalid_argument unless `trace` is a trace of `graph`.
-void check_trace(const EventGraph& graph, const Trace& trace);
-
 /// The rows of one timeline: row labels on the left of the plot, then per lane the task
 /// boxes (or aggregate spans), labels inside boxes where they fit, and on request the
 /// critical path and the dependence arrows between devices. Used by the timeline and by
