@@ -118,24 +118,6 @@ double read_bytes(const JsonCursor& c) {
   return x;
 }
 
-// Bytes per second, at least 1 B/s (0 would silently mean "free").
-double read_bandwidth(const JsonCursor& c) {
-  double x = 0;
-  if (c.value().is_number()) {
-    x = c.as_number();
-  } else {
-    try {
-      x = parse_bandwidth(c.as_string());
-    } catch (const std::invalid_argument& e) {
-      c.fail_expected(e.what());
-    }
-  }
-  if (!(x >= 1.0 && x <= kMaxBytes)) {
-    c.fail_expected("a bandwidth between 1 B/s and 1e18 B/s");
-  }
-  return x;
-}
-
 // The cost fields shared by /costs, a device type and an override.
 PartialCosts read_cost_fields(const JsonCursor& c) {
   PartialCosts p;
@@ -220,6 +202,24 @@ simulator::Link read_link(const JsonCursor& c) {
 }
 
 }  // namespace
+
+// Bytes per second, at least 1 B/s (0 would silently mean "free").
+double read_bandwidth(const JsonCursor& c) {
+  double x = 0;
+  if (c.value().is_number()) {
+    x = c.as_number();
+  } else {
+    try {
+      x = parse_bandwidth(c.as_string());
+    } catch (const std::invalid_argument& e) {
+      c.fail_expected(e.what());
+    }
+  }
+  if (!(x >= 1.0 && x <= kMaxBytes)) {
+    c.fail_expected("a bandwidth between 1 B/s and 1e18 B/s");
+  }
+  return x;
+}
 
 std::string read_schedule_name(const JsonCursor& cursor) {
   std::string name = cursor.as_string();
