@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "detail/config_fields.hpp"
+#include "detail/cost_config.hpp"
 #include "perflow/core/did_you_mean.hpp"
 #include "perflow/core/units.hpp"
 #include "perflow/parallel/collectives.hpp"
@@ -112,41 +113,10 @@ model::Training read_training(const JsonCursor& c) {
   return t;
 }
 
-double read_rate(const JsonCursor& c) {
-  double x = 0;
-  if (c.value().is_number()) {
-    x = c.as_number();
-  } else {
-    try {
-      x = parse_bandwidth(c.as_string());
-    } catch (const std::invalid_argument& e) {
-      c.fail_expected(e.what());
-    }
-  }
-  if (!(x >= 1.0 && x <= kMaxBytes)) c.fail_expected("a bandwidth between 1 B/s and 1e18 B/s");
-  return x;
-}
-
 double read_fraction(const JsonCursor& c, const Field& field) {
   const double x = c.as_number();
   if (!(x > field.min && x <= field.max)) c.fail_expected("a fraction in (0, 1]");
   return x;
-}
-
-// Pipeline position of (device, chunk) for the shape: the layers that chunk holds.
-std::uint32_t position_of(parallel::PipelineShape shape, std::uint32_t stages, std::uint32_t device,
-                          std::uint32_t chunk) {
-  switch (shape) {
-    case parallel::PipelineShape::Linear:
-      return device;
-    case parallel::PipelineShape::Interleaved:
-      return chunk * stages + device;
-    case parallel::PipelineShape::VShape:
-      return chunk == 0 ? device : 2 * stages - 1 - device;
-    case parallel::PipelineShape::DualPipe:
-      return chunk == 0 ? device : stages - 1 - device;  // the opposite pipeline's stage
-  }
-  return device;
 }
 
 }  // namespace
@@ -175,9 +145,9 @@ std::optional<model::DeviceSpec> read_device_type_spec(const JsonCursor& type) {
     }
     return spec;
   }
-  if (auto x = type.find("memory_bandwidth")) spec->memory_bandwidth = read_rate(*x);
-  if (auto x = type.find("link_bandwidth")) spec->link_bandwidth = read_rate(*x);
-  if (auto x = type.find("network_bandwidth")) spec->network_bandwidth = read_rate(*x);
+  if (auto x = type.find("memory_bandwidth")) spec->memory_bandwidth = read_bandwidth(*x);
+  if (auto x = type.find("link_bandwidth")) spec->link_bandwidth = read_bandwidth(*x);
+  if (auto x = type.find("network_bandwidth")) spec->network_bandwidth = read_bandwidth(*x);
   if (auto x = type.find("gemm_efficiency")) {
     spec->efficiency.gemm_max = read_fraction(*x, kDeviceTypeSection.field("gemm_efficiency"));
   }
@@ -285,16 +255,12 @@ void derive_model_costs(const JsonCursor& root, Config& config,
   }
 
   const parallel::PipelineShape shape = parallel::schedule_shape(config.pipeline);
-  const std::uint32_t positions =
-      shape == parallel::PipelineShape::DualPipe || shape == parallel::PipelineShape::Linear
-          ? stages
-          : stages * chunks;
-  std::vector<std::uint32_t> device_of(positions, 0);
+  const std::uint32_t positions = parallel::position_count(shape, stages, chunks);
+  std::vector<std::uint32_t> device_of(positions, 0);  // DualPipe: the first direction's
   for (std::uint32_t s = 0; s < stages; ++s) {
     for (std::uint32_t c = 0; c < chunks; ++c) {
-      const std::uint32_t k = position_of(shape, stages, s, c);
-      if (k < positions && (shape != parallel::PipelineShape::DualPipe || c == 0)) {
-        device_of[k] = s;
+      if (shape != parallel::PipelineShape::DualPipe || c == 0) {
+        device_of[parallel::chunk_position(shape, stages, s, c)] = s;
       }
     }
   }
@@ -308,20 +274,23 @@ void derive_model_costs(const JsonCursor& root, Config& config,
         layers->fail_expected("\"balanced\", \"fastest\" or an array of layers per position");
       }
       plan.split = "fastest";
-      std::vector<double> seconds(positions);
-      for (std::uint32_t k = 0; k < positions; ++k) {
-        const model::DeviceSpec& gpu = device(device_of[k]);
-        seconds[k] = model::layer_seconds(m, plan.training, config.tensor_parallel, gpu);
+      // One layer's time on each stage's GPU, once per stage (its chunks share it).
+      std::vector<double> per_stage(stages);
+      for (std::uint32_t s = 0; s < stages; ++s) {
+        const model::DeviceSpec& gpu = device(s);
+        per_stage[s] = model::layer_seconds(m, plan.training, config.tensor_parallel, gpu);
         // Each layer also waits for its tensor-parallel all-reduces (two in F, two in B),
         // here over the GPU's own scale-up link.
         if (config.tensor_parallel > 1 && gpu.link_bandwidth > 0) {
           const double bytes = 2.0 * plan.training.micro_batch_size * m.sequence * m.hidden;
-          seconds[k] += 4 *
-                        double(parallel::ring_all_reduce_time(bytes, config.tensor_parallel, 0,
-                                                              gpu.link_bandwidth)) /
-                        1e9;
+          per_stage[s] += 4 *
+                          double(parallel::ring_all_reduce_time(bytes, config.tensor_parallel, 0,
+                                                                gpu.link_bandwidth)) /
+                          1e9;
         }
       }
+      std::vector<double> seconds(positions);
+      for (std::uint32_t k = 0; k < positions; ++k) seconds[k] = per_stage[device_of[k]];
       split = model::fastest_split(m.layers, seconds, device_of, stages);
     } else {
       plan.split = "explicit";
@@ -361,8 +330,9 @@ void derive_model_costs(const JsonCursor& root, Config& config,
   plan.positions.reserve(std::size_t{stages} * chunks);
   for (std::uint32_t s = 0; s < stages; ++s) {
     for (std::uint32_t c = 0; c < chunks; ++c) {
-      plan.positions.push_back(model::derive_position(m, plan.training, degrees, device(s),
-                                                      split[position_of(shape, stages, s, c)]));
+      plan.positions.push_back(
+          model::derive_position(m, plan.training, degrees, device(s),
+                                 split[parallel::chunk_position(shape, stages, s, c)]));
     }
   }
 }

@@ -39,23 +39,33 @@ PipelineLayout::PipelineLayout(PipelineShape shape, std::uint32_t stages, std::u
   }
 }
 
-std::uint32_t PipelineLayout::positions() const {
-  return shape_ == PipelineShape::DualPipe ? stages_ : stages_ * chunks_;
+std::uint32_t position_count(PipelineShape shape, std::uint32_t stages, std::uint32_t chunks) {
+  return shape == PipelineShape::DualPipe ? stages : stages * chunks;
 }
+
+std::uint32_t chunk_position(PipelineShape shape, std::uint32_t stages, std::uint32_t device,
+                             std::uint32_t chunk) {
+  switch (shape) {
+    case PipelineShape::Linear:
+    case PipelineShape::Interleaved:
+      return chunk * stages + device;
+    case PipelineShape::VShape:
+      return chunk == 0 ? device : 2 * stages - 1 - device;
+    case PipelineShape::DualPipe:
+      return chunk == 0 ? device : stages - 1 - device;
+  }
+  return PipelineLayout::kNone;
+}
+
+std::uint32_t PipelineLayout::positions() const { return position_count(shape_, stages_, chunks_); }
 
 std::uint32_t PipelineLayout::position(std::uint32_t microbatch, std::uint32_t device,
                                        std::uint32_t chunk) const {
-  switch (shape_) {
-    case PipelineShape::Linear:
-    case PipelineShape::Interleaved:
-      return chunk * stages_ + device;
-    case PipelineShape::VShape:
-      return chunk == 0 ? device : 2 * stages_ - 1 - device;
-    case PipelineShape::DualPipe:
-      if (chunk != (microbatch < microbatches_ / 2 ? 0u : 1u)) return kNone;
-      return chunk == 0 ? device : stages_ - 1 - device;
+  // DualPipe: a microbatch runs one direction only, chunk 0 for the first half.
+  if (shape_ == PipelineShape::DualPipe && chunk != (microbatch < microbatches_ / 2 ? 0u : 1u)) {
+    return kNone;
   }
-  return kNone;
+  return chunk_position(shape_, stages_, device, chunk);
 }
 
 std::uint32_t PipelineLayout::device_of(std::uint32_t microbatch, std::uint32_t position) const {

@@ -27,6 +27,14 @@ enum class PipelineShape : std::uint8_t {
 std::string_view to_string(PipelineShape shape);
 std::optional<PipelineShape> parse_pipeline_shape(std::string_view text);
 
+/// Positions one microbatch passes through: p for DualPipe (each direction is a pipeline of
+/// its own), p x chunks otherwise.
+std::uint32_t position_count(PipelineShape shape, std::uint32_t stages, std::uint32_t chunks);
+/// The position (device, chunk) holds, i.e. which piece of the model that chunk is
+/// (DualPipe: in the pipeline its chunk runs).
+std::uint32_t chunk_position(PipelineShape shape, std::uint32_t stages, std::uint32_t device,
+                             std::uint32_t chunk);
+
 /// The path of every microbatch through the devices for one shape and size.
 class PipelineLayout {
  public:
