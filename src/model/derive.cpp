@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "detail/dimensions.hpp"
+
 namespace perflow::model {
 namespace {
 
@@ -126,13 +128,7 @@ PositionCosts derive_position(const Transformer& model, const Training& training
 
   // Activations kept per layer (Korthikanti et al. 2022, section 4, generalised to f and
   // grouped-query attention; 2-byte tensors, 1-byte dropout masks).
-  const double b = training.micro_batch_size;
-  const double s = model.sequence;
-  const double tokens = b * s;
-  const double h = model.hidden;
-  const double f = model.ffn_hidden;
-  const double kv = model.kv_heads * model.head_dim();
-  const double r = training.sequence_parallel ? 1 / t : 1;
+  const auto [tp, b, s, tokens, h, f, kv, r] = detail::dimensions(model, training, degrees.tensor);
   // Norm inputs (4), QKV and MLP inputs (2 + 2), two dropout masks (2): unsplit without
   // sequence parallelism.
   const double replicated = 10 * tokens * h * r;

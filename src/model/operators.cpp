@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "detail/dimensions.hpp"
+
 namespace perflow::model {
 namespace {
 
@@ -29,16 +31,7 @@ Operator memory(std::string_view name, double forward, double backward, double w
 
 std::vector<Operator> layer_operators(const Transformer& model, const Training& training,
                                       std::uint32_t tp) {
-  const double t = tp;
-  const double b = training.micro_batch_size;
-  const double s = model.sequence;
-  const double tokens = b * s;
-  const double h = model.hidden;
-  const double f = model.ffn_hidden;
-  const double kv = model.kv_heads * model.head_dim();
-  // Norms, residual additions and dropout run on the whole sequence unless sequence
-  // parallelism splits them over the tensor-parallel ranks (Korthikanti et al. 2022).
-  const double r = training.sequence_parallel ? 1 / t : 1;
+  const auto [t, b, s, tokens, h, f, kv, r] = detail::dimensions(model, training, tp);
 
   std::vector<Operator> ops;
   ops.push_back(gemm("qkv", tokens, h, (h + 2 * kv) / t));
@@ -77,18 +70,15 @@ std::vector<Operator> layer_operators(const Transformer& model, const Training& 
 
 std::vector<Operator> embedding_operators(const Transformer& model, const Training& training,
                                           std::uint32_t tp) {
-  const double tokens = double(training.micro_batch_size) * model.sequence;
-  const double r = training.sequence_parallel ? 1.0 / tp : 1.0;
+  const detail::Dimensions d = detail::dimensions(model, training, tp);
   // A row gather forward; its gradient is scattered (read-modify-write) into the table.
-  return {memory("embedding", 2 * tokens * model.hidden * r, 0, 4 * tokens * model.hidden)};
+  return {memory("embedding", 2 * d.tokens * d.h * d.r, 0, 4 * d.tokens * d.h)};
 }
 
 std::vector<Operator> head_operators(const Transformer& model, const Training& training,
                                      std::uint32_t tp) {
-  const double t = tp;
-  const double tokens = double(training.micro_batch_size) * model.sequence;
-  const double h = model.hidden;
-  const double r = training.sequence_parallel ? 1 / t : 1;
+  const detail::Dimensions d = detail::dimensions(model, training, tp);
+  const double t = d.t, tokens = d.tokens, h = d.h, r = d.r;
   const double logits = tokens * model.vocab / t;
   return {memory("final_norm", 2 * tokens * h * r, 3 * tokens * h * r),
           gemm("lm_head", tokens, h, model.vocab / t),
