@@ -4,6 +4,7 @@
 #include <benchmark/benchmark.h>
 
 #include "perflow/parallel/data_parallel.hpp"
+#include "perflow/parallel/pipeline.hpp"
 #include "perflow/parallel/schedule_registry.hpp"
 #include "perflow/simulator/lowering.hpp"
 #include "perflow/simulator/simulate.hpp"
@@ -39,6 +40,51 @@ void BM_Build(benchmark::State& state, const char* schedule) {
     benchmark::DoNotOptimize(graph.topological_order().data());
   }
   report_tasks(state, tasks);
+}
+
+// The phases of BM_EndToEnd one by one: planning the schedule, building and freezing the
+// graph from the plan, the ordered pass alone, and the metrics of its trace.
+void BM_Plan(benchmark::State& state, const char* schedule) {
+  const auto spec = spec_of(state, schedule);
+  std::size_t tasks = 0;
+  for (auto _ : state) {
+    const parallel::PipelinePlan plan = parallel::plan_schedule(spec, kCosts);
+    tasks = 0;
+    for (const auto& program : plan.programs) tasks += program.size();
+    benchmark::DoNotOptimize(plan.programs.data());
+  }
+  report_tasks(state, tasks);
+}
+
+void BM_GraphFromPlan(benchmark::State& state, const char* schedule) {
+  const parallel::PipelinePlan plan = parallel::plan_schedule(spec_of(state, schedule), kCosts);
+  std::size_t tasks = 0;
+  for (auto _ : state) {
+    const EventGraph graph = parallel::build_pipeline_graph(plan, kCosts);
+    tasks = graph.task_count();
+    benchmark::DoNotOptimize(graph.topological_order().data());
+  }
+  report_tasks(state, tasks);
+}
+
+void BM_OrderedPass(benchmark::State& state, const char* schedule) {
+  const EventGraph graph = parallel::build_schedule(spec_of(state, schedule), kCosts);
+  for (auto _ : state) {
+    const Trace trace = simulator::simulate_ordered(graph, simulator::SimulationOptions{1000});
+    benchmark::DoNotOptimize(trace.finish.data());
+  }
+  report_tasks(state, graph.task_count());
+}
+
+void BM_Metrics(benchmark::State& state, const char* schedule) {
+  const EventGraph graph = parallel::build_schedule(spec_of(state, schedule), kCosts);
+  const simulator::SimulationOptions options{1000};
+  const Trace trace = simulator::simulate_ordered(graph, options);
+  for (auto _ : state) {
+    const simulator::Metrics metrics = simulator::compute_metrics(graph, trace, options);
+    benchmark::DoNotOptimize(metrics.makespan);
+  }
+  report_tasks(state, graph.task_count());
 }
 
 // Simulate a prebuilt graph (trace + metrics): what a sweep over costs pays per point.
@@ -94,6 +140,10 @@ void sizes(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK_CAPTURE(BM_Build, 1f1b, "1f1b")->Apply(sizes);
+BENCHMARK_CAPTURE(BM_Plan, 1f1b, "1f1b")->Apply(sizes);
+BENCHMARK_CAPTURE(BM_GraphFromPlan, 1f1b, "1f1b")->Apply(sizes);
+BENCHMARK_CAPTURE(BM_OrderedPass, 1f1b, "1f1b")->Apply(sizes);
+BENCHMARK_CAPTURE(BM_Metrics, 1f1b, "1f1b")->Apply(sizes);
 BENCHMARK_CAPTURE(BM_Simulate, 1f1b, "1f1b")->Apply(sizes);
 BENCHMARK_CAPTURE(BM_EndToEnd, 1f1b, "1f1b")->Apply(sizes);
 BENCHMARK_CAPTURE(BM_EndToEnd, gpipe, "gpipe")->Apply(sizes);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -99,6 +100,17 @@ void detail::TaskColumns::reserve(std::size_t n) {
   duration.reserve(n);
   memory_delta.reserve(n);
   lane.reserve(n);
+}
+
+void detail::TaskColumns::resize(std::size_t n) {
+  kind.resize(n);
+  device.resize(n);
+  stage.resize(n);
+  microbatch.resize(n);
+  chunk.resize(n);
+  duration.resize(n);
+  memory_delta.resize(n);
+  lane.resize(n);
 }
 
 void detail::TaskColumns::push_back(const TaskSpec& spec) {
@@ -263,17 +275,45 @@ std::string EventGraph::label(TaskId t) const {
   return task_label(tasks_.kind[t.value], tasks_.microbatch[t.value], tasks_.chunk[t.value]);
 }
 
-std::span<const Adjacent> EventGraph::predecessors(TaskId t) const {
-  return {pred_.data() + pred_offset_[t.value], pred_.data() + pred_offset_[t.value + 1]};
-}
-
-std::span<const Adjacent> EventGraph::successors(TaskId t) const {
-  return {succ_.data() + succ_offset_[t.value], succ_.data() + succ_offset_[t.value + 1]};
-}
-
-std::span<const TaskId> EventGraph::program(LaneId l) const {
-  return {program_.data() + program_offset_[l.value],
-          program_.data() + program_offset_[l.value + 1]};
+EventGraph EventGraph::assemble(detail::GraphParts parts) {
+  const std::size_t n = parts.tasks.size();
+  const detail::TaskColumns& c = parts.tasks;
+  const bool columns_agree = c.device.size() == n && c.stage.size() == n &&
+                             c.microbatch.size() == n && c.chunk.size() == n &&
+                             c.duration.size() == n && c.memory_delta.size() == n &&
+                             c.lane.size() == n;
+  const auto csr_agrees = [n](const BigVector<std::uint32_t>& offset,
+                              const BigVector<Adjacent>& adjacent) {
+    return offset.size() == n + 1 && offset.front() == 0 && offset.back() == adjacent.size();
+  };
+  if (!columns_agree || !csr_agrees(parts.pred_offset, parts.pred) ||
+      !csr_agrees(parts.succ_offset, parts.succ) || parts.pred.size() != parts.succ.size() ||
+      parts.lanes.size() < parts.device_count ||
+      parts.program_offset.size() != parts.lanes.size() + 1 ||
+      parts.program_offset.back() != parts.program.size() ||
+      (!parts.program.empty() && parts.program.size() != n) ||
+      (!parts.topological_order.empty() && parts.topological_order.size() != n)) {
+    throw std::invalid_argument("EventGraph::assemble: the graph's arrays disagree in size");
+  }
+  EventGraph g;
+  g.device_count_ = parts.device_count;
+  g.lanes_ = std::move(parts.lanes);
+  g.tasks_ = std::move(parts.tasks);
+  g.pred_offset_ = std::move(parts.pred_offset);
+  g.pred_ = std::move(parts.pred);
+  g.succ_offset_ = std::move(parts.succ_offset);
+  g.succ_ = std::move(parts.succ);
+  g.program_offset_ = std::move(parts.program_offset);
+  g.program_ = std::move(parts.program);
+  g.has_program_order_ = n > 0 && g.program_.size() == n;
+  g.ids_are_topological_ = parts.topological_order.empty();
+  if (g.ids_are_topological_) {
+    g.topo_.resize(n);
+    for (std::size_t t = 0; t < n; ++t) g.topo_[t] = TaskId{static_cast<std::uint32_t>(t)};
+  } else {
+    g.topo_ = std::move(parts.topological_order);
+  }
+  return g;
 }
 
 }  // namespace perflow

@@ -2,10 +2,37 @@
 
 #include <algorithm>
 
+#include "detail/ordered_pass.hpp"
 #include "perflow/simulator/communication.hpp"
 
 namespace perflow::simulator {
 namespace {
+
+// Where `t` ran: its lane and its index among the lane's events (found by binary search on
+// start times: a lane runs one task at a time, so its events are in start order). The
+// critical path breaks ties by it, so the path does not depend on how a builder numbered
+// the tasks.
+struct LanePosition {
+  std::uint32_t lane = 0;
+  std::size_t index = 0;
+  bool found = false;
+
+  friend bool operator<(const LanePosition& a, const LanePosition& b) {
+    return a.lane != b.lane ? a.lane < b.lane : a.index < b.index;
+  }
+};
+
+LanePosition lane_position(const EventGraph& graph, const Trace& trace, TaskId t) {
+  const LaneId lane = graph.lane(t);
+  if (lane.value >= trace.lane_count()) return {lane.value, 0, false};
+  const std::span<const TaskId> events = trace.events(lane);
+  const TimeNs start = trace.start_of(t);
+  auto it = std::lower_bound(events.begin(), events.end(), start,
+                             [&](TaskId e, TimeNs s) { return trace.start_of(e) < s; });
+  while (it != events.end() && trace.start_of(*it) == start && *it != t) ++it;  // equal starts
+  if (it == events.end() || *it != t) it = std::find(events.begin(), events.end(), t);
+  return {lane.value, static_cast<std::size_t>(it - events.begin()), it != events.end()};
+}
 
 std::vector<TaskId> binding_chain(const EventGraph& graph, const Trace& trace,
                                   const CommunicationCost& comm) {
@@ -17,25 +44,29 @@ std::vector<TaskId> binding_chain(const EventGraph& graph, const Trace& trace,
   }
   // What a task can wait on: its data predecessors and the task before it on its lane
   // (in ordered mode that is its program predecessor; in greedy mode whatever ran there).
-  BigVector<TaskId> previous_on_device(graph.task_count());
-  for (const auto& events : trace.lane_events) {
-    for (std::size_t i = 1; i < events.size(); ++i)
-      previous_on_device[events[i].value] = events[i - 1];
-  }
-  // Walk back through whichever arrival set the start (lowest id on ties).
+  // Walk back through whichever arrival set the start; on ties, the one earliest by
+  // (lane, index in lane).
   for (TaskId current = last;;) {
     chain.push_back(current);
     const TimeNs start = trace.start_of(current);
     TaskId binding;
+    LanePosition binding_at;
     const auto consider = [&](TaskId candidate, TimeNs arrival) {
-      if (arrival == start && (!binding.valid() || candidate < binding)) binding = candidate;
+      if (arrival != start) return;
+      const LanePosition at = lane_position(graph, trace, candidate);
+      if (!binding.valid() || at < binding_at) {
+        binding = candidate;
+        binding_at = at;
+      }
     };
     for (const Adjacent& p : graph.predecessors(current)) {
       if (p.kind() == EdgeKind::Data) {
         consider(p.task(), trace.finish_of(p.task()) + comm(p.task(), current));
       }
     }
-    if (const TaskId before = previous_on_device[current.value]; before.valid()) {
+    if (const LanePosition here = lane_position(graph, trace, current);
+        here.found && here.index > 0) {
+      const TaskId before = trace.events(LaneId{here.lane})[here.index - 1];
       consider(before, trace.finish_of(before));
     }
     if (!binding.valid()) break;
@@ -64,6 +95,12 @@ TimeNs longest_data_path(const EventGraph& graph, const CommunicationCost& comm)
 
 Metrics compute_metrics(const EventGraph& graph, const Trace& trace,
                         const SimulationOptions& options) {
+  return detail::compute_metrics(graph, trace, options,
+                                 longest_data_path(graph, CommunicationCost(graph, options)));
+}
+
+Metrics detail::compute_metrics(const EventGraph& graph, const Trace& trace,
+                                const SimulationOptions& options, TimeNs dependency_bound) {
   Metrics m;
   for (const TimeNs f : trace.finish) m.makespan = std::max(m.makespan, f);
   m.devices.resize(graph.device_count());
@@ -96,7 +133,7 @@ Metrics compute_metrics(const EventGraph& graph, const Trace& trace,
   }
   const CommunicationCost comm(graph, options);
   m.critical_path = binding_chain(graph, trace, comm);
-  m.dependency_bound = longest_data_path(graph, comm);
+  m.dependency_bound = dependency_bound;
   return m;
 }
 

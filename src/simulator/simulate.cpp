@@ -2,12 +2,16 @@
 
 #include <algorithm>
 
+#include "detail/ordered_pass.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/simulator/communication.hpp"
 
 namespace perflow::simulator {
 
-Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options) {
+namespace detail {
+
+Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options,
+                       TimeNs& dependency_bound) {
   const std::size_t n = graph.task_count();
   if (n > 0 && !graph.has_program_order()) {
     throw ScheduleError(
@@ -17,6 +21,7 @@ Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options
   Trace trace;
   trace.start.resize(n);
   trace.finish.resize(n);
+  BigVector<TimeNs> data_finish(n);  // earliest finish through data dependences alone
   const std::span<const DeviceId> device = graph.devices();
   const std::span<const TimeNs> duration = graph.durations();
   TimeNs* const start = trace.start.data();
@@ -25,19 +30,32 @@ Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options
   check_time_range(graph, comm);
 
   // Program order is encoded as `order` edges, so "lane free" is one more predecessor.
-  for (const TaskId t : graph.topological_order()) {
+  TimeNs bound = 0;
+  const auto visit = [&](TaskId t) {
     TimeNs ready = 0;
+    TimeNs data_ready = 0;
     const DeviceId here = device[t.value];
     for (const Adjacent& p : graph.predecessors(t)) {
-      TimeNs arrival = finish[p.task().value];
-      if (p.kind() == EdgeKind::Data && device[p.task().value] != here) {
-        arrival += comm(p.task(), t);
+      const std::uint32_t from = p.task().value;
+      if (p.kind() == EdgeKind::Order) {
+        ready = std::max(ready, finish[from]);
+        continue;
       }
-      ready = std::max(ready, arrival);
+      const TimeNs transfer = device[from] != here ? comm(p.task(), t) : 0;
+      ready = std::max(ready, finish[from] + transfer);
+      data_ready = std::max(data_ready, data_finish[from] + transfer);
     }
     start[t.value] = ready;
     finish[t.value] = ready + duration[t.value];
+    data_finish[t.value] = data_ready + duration[t.value];
+    bound = std::max(bound, data_finish[t.value]);
+  };
+  if (graph.ids_are_topological()) {
+    for (std::uint32_t t = 0; t < n; ++t) visit(TaskId{t});
+  } else {
+    for (const TaskId t : graph.topological_order()) visit(t);
   }
+  dependency_bound = bound;
 
   trace.lane_events.resize(graph.lane_count());
   for (std::uint32_t l = 0; l < graph.lane_count(); ++l) {
@@ -45,6 +63,13 @@ Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options
     trace.lane_events[l].assign(program.begin(), program.end());
   }
   return trace;
+}
+
+}  // namespace detail
+
+Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options) {
+  TimeNs bound = 0;
+  return detail::simulate_ordered(graph, options, bound);
 }
 
 std::string_view to_string(SimulationMode mode) {
@@ -59,9 +84,14 @@ std::optional<SimulationMode> parse_simulation_mode(std::string_view text) {
 
 SimulationResult simulate(const EventGraph& graph, const SimulationOptions& options) {
   SimulationResult result;
-  result.trace = options.mode == SimulationMode::Greedy ? simulate_greedy(graph, options)
-                                                        : simulate_ordered(graph, options);
-  result.metrics = compute_metrics(graph, result.trace, options);
+  if (options.mode == SimulationMode::Greedy) {
+    result.trace = simulate_greedy(graph, options);
+    result.metrics = compute_metrics(graph, result.trace, options);
+  } else {
+    TimeNs bound = 0;
+    result.trace = detail::simulate_ordered(graph, options, bound);
+    result.metrics = detail::compute_metrics(graph, result.trace, options, bound);
+  }
   return result;
 }
 

@@ -167,32 +167,35 @@ std::string render_chrome_trace(const EventGraph& graph, const Trace& trace,
 
   // A flow per data dependence between devices. Each end sits strictly inside its slice
   // where it can (a slice's last and first nanosecond), so that both viewers bind it there.
+  // Lane by lane in the order things ran, so the file does not depend on task ids.
   std::uint64_t flow = 0;
-  for (std::uint32_t u = 0; u < graph.task_count(); ++u) {
-    const TaskId from{u};
-    if (!lane_of[u].valid()) continue;
-    for (const Adjacent& s : graph.successors(from)) {
-      const TaskId to = s.task();
-      if (s.kind() != EdgeKind::Data || graph.device(to) == graph.device(from) ||
-          !lane_of[to.value].valid()) {
-        continue;
+  for (std::uint32_t l = 0; l < trace.lane_count(); ++l) {
+    for (const TaskId from : trace.events(LaneId{l})) {
+      const std::uint32_t u = from.value;
+      if (lane_of[u] != LaneId{l}) continue;  // listed twice: its flows leave from one lane
+      for (const Adjacent& s : graph.successors(from)) {
+        const TaskId to = s.task();
+        if (s.kind() != EdgeKind::Data || graph.device(to) == graph.device(from) ||
+            !lane_of[to.value].valid()) {
+          continue;
+        }
+        ++flow;
+        const TimeNs out_at =
+            std::max(trace.start_of(from), trace.finish_of(from) - 1);  // start if it has no length
+        const TimeNs in_at = trace.finish_of(to) - trace.start_of(to) >= 2 ? trace.start_of(to) + 1
+                                                                           : trace.start_of(to);
+        w.begin("dependence", 's', pid_of(graph.device(from)), tid_of(lane_of[u]));
+        w.string("cat", "dependence");
+        w.number("id", flow);
+        w.time("ts", out_at);
+        w.end();
+        w.begin("dependence", 'f', pid_of(graph.device(to)), tid_of(lane_of[to.value]));
+        w.string("cat", "dependence");
+        w.number("id", flow);
+        w.string("bp", "e");
+        w.time("ts", in_at);
+        w.end();
       }
-      ++flow;
-      const TimeNs out_at =
-          std::max(trace.start_of(from), trace.finish_of(from) - 1);  // start if it has no length
-      const TimeNs in_at = trace.finish_of(to) - trace.start_of(to) >= 2 ? trace.start_of(to) + 1
-                                                                         : trace.start_of(to);
-      w.begin("dependence", 's', pid_of(graph.device(from)), tid_of(lane_of[u]));
-      w.string("cat", "dependence");
-      w.number("id", flow);
-      w.time("ts", out_at);
-      w.end();
-      w.begin("dependence", 'f', pid_of(graph.device(to)), tid_of(lane_of[to.value]));
-      w.string("cat", "dependence");
-      w.number("id", flow);
-      w.string("bp", "e");
-      w.time("ts", in_at);
-      w.end();
     }
   }
 

@@ -46,10 +46,13 @@ TimelinePanel::TimelinePanel(const EventGraph& graph, const Trace& trace,
       rows_(plan_rows(graph, trace, options.device_labels, options.row_height)),
       aggregate_(graph.task_count() > options.aggregate_above) {
   if (!options.dependency_arrows) return;
-  for (std::uint32_t u = 0; u < graph.task_count(); ++u) {
-    for (const Adjacent& s : graph.successors(TaskId{u})) {
-      if (s.kind() == EdgeKind::Data && graph.device(s.task()) != graph.device(TaskId{u})) {
-        cross_.push_back({TaskId{u}, s.task()});
+  // Lane by lane in the order things ran, so the drawing does not depend on task ids.
+  for (std::uint32_t l = 0; l < trace.lane_count(); ++l) {
+    for (const TaskId u : trace.events(LaneId{l})) {
+      for (const Adjacent& s : graph.successors(u)) {
+        if (s.kind() == EdgeKind::Data && graph.device(s.task()) != graph.device(u)) {
+          cross_.push_back({u, s.task()});
+        }
       }
     }
   }

@@ -1,6 +1,10 @@
 #include "perflow/simulator/simulate.hpp"
 
+#include <span>
+#include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include <gtest/gtest.h>
 
@@ -10,6 +14,22 @@
 
 namespace perflow::simulator {
 namespace {
+
+// Per device, in program order: the value `of` each task (ids are the builder's business).
+template <class Of>
+auto by_device(const EventGraph& g, Of of) {
+  std::vector<std::vector<decltype(of(TaskId{0}))>> out(g.device_count());
+  for (std::uint32_t d = 0; d < g.device_count(); ++d) {
+    for (const TaskId t : g.program(DeviceId{d})) out[d].push_back(of(t));
+  }
+  return out;
+}
+
+std::vector<std::string> labels(const EventGraph& g, std::span<const TaskId> tasks) {
+  std::vector<std::string> out;
+  for (const TaskId t : tasks) out.push_back(fmt::format("{}@d{}", g.label(t), g.device(t).value));
+  return out;
+}
 
 // GPipe, p=2, m=2, F=1us, B=1.5us, W=0.5us (fused BW 2us), 0.5us latency, by hand:
 //   d0: F0 [0,1]  F1 [1,2]                      BW0 [6,8]   BW1 [8,10]
@@ -23,9 +43,12 @@ TEST(Simulate, HandWorkedGPipeWithLatency) {
   const EventGraph g = parallel::build_schedule(spec, costs);
   const SimulationResult r = simulate(g, SimulationOptions{500});
 
-  // Ids are device-major in program order: d0 F0 F1 BW0 BW1, d1 F0 F1 BW0 BW1.
-  EXPECT_EQ(r.trace.start, (BigVector<TimeNs>{0, 1000, 6000, 8000, 1500, 2500, 3500, 5500}));
-  EXPECT_EQ(r.trace.finish, (BigVector<TimeNs>{1000, 2000, 8000, 10000, 2500, 3500, 5500, 7500}));
+  // Programs: d0 F0 F1 BW0 BW1, d1 F0 F1 BW0 BW1.
+  using Times = std::vector<std::vector<TimeNs>>;
+  EXPECT_EQ(by_device(g, [&](TaskId t) { return r.trace.start_of(t); }),
+            (Times{{0, 1000, 6000, 8000}, {1500, 2500, 3500, 5500}}));
+  EXPECT_EQ(by_device(g, [&](TaskId t) { return r.trace.finish_of(t); }),
+            (Times{{1000, 2000, 8000, 10000}, {2500, 3500, 5500, 7500}}));
   EXPECT_EQ(r.metrics.makespan, 10000);
   EXPECT_EQ(r.metrics.total_work, 12000);
   EXPECT_EQ(r.metrics.dependency_bound, 7000);
@@ -37,9 +60,10 @@ TEST(Simulate, HandWorkedGPipeWithLatency) {
   EXPECT_EQ(r.metrics.devices[0].span_bubble(), 4000);
   EXPECT_EQ(r.metrics.devices[0].peak_memory, 2.0);
   // Binding chain; at BW1@d0 both BW0@d0 (program order) and BW1@d1 arrive at 8us: the
-  // lower id (BW0@d0) wins.
-  EXPECT_EQ(r.metrics.critical_path, (std::vector<TaskId>{TaskId{0}, TaskId{1}, TaskId{5},
-                                                          TaskId{6}, TaskId{2}, TaskId{3}}));
+  // one on the lower lane (BW0@d0) wins.
+  EXPECT_EQ(labels(g, r.metrics.critical_path),
+            (std::vector<std::string>{"F0.0@d0", "F1.0@d0", "F1.0@d1", "BW0.0@d1", "BW0.0@d0",
+                                      "BW1.0@d0"}));
 }
 
 // Greedy mode ignores GPipe's program order. p=2, m=2, F=1us, BW=2us, by hand:
@@ -54,10 +78,11 @@ TEST(Simulate, GreedyModePrefersBackwardWork) {
   const EventGraph g = parallel::build_schedule(
       spec, parallel::CostTable(parallel::TaskCosts{1000, 1500, 500, 1.0, 0.0}));
   const SimulationResult r = simulate(g, SimulationOptions{0, SimulationMode::Greedy});
-  // Ids: d0 F0 F1 BW0 BW1 = 0..3, d1 F0 F1 BW0 BW1 = 4..7.
-  EXPECT_EQ(r.trace.lane_events[1],
-            (std::vector<TaskId>{TaskId{4}, TaskId{6}, TaskId{5}, TaskId{7}}));
-  EXPECT_EQ(r.trace.start, (BigVector<TimeNs>{0, 1000, 4000, 7000, 1000, 4000, 2000, 5000}));
+  EXPECT_EQ(labels(g, r.trace.events(DeviceId{1})),
+            (std::vector<std::string>{"F0.0@d1", "BW0.0@d1", "F1.0@d1", "BW1.0@d1"}));
+  // Per device in GPipe's program order (F0 F1 BW0 BW1), not the order greedy ran them.
+  EXPECT_EQ(by_device(g, [&](TaskId t) { return r.trace.start_of(t); }),
+            (std::vector<std::vector<TimeNs>>{{0, 1000, 4000, 7000}, {1000, 4000, 2000, 5000}}));
   EXPECT_EQ(r.metrics.makespan, 9000);
   EXPECT_EQ(r.metrics.devices[1].peak_memory, 1.0);  // 1F1B-like, not GPipe's 2
 }
@@ -108,7 +133,9 @@ TEST(Simulate, LinkLatencyBandwidthAndNodes) {
   // 100 + 3000 = 3100. F starts: 0, 2100, 24100, 28200; BW on d3 [29200, 30200].
   // Backward carries the gradient of the receiver's boundary: d3->d2 3100, d2->d1 21000,
   // d1->d0 1100: BW on d2 [33300, 34300], d1 [55300, 56300], d0 [57400, 58400].
-  EXPECT_EQ(r.trace.start, (BigVector<TimeNs>{0, 57400, 2100, 55300, 24100, 33300, 28200, 29200}));
+  EXPECT_EQ(by_device(g, [&](TaskId t) { return r.trace.start_of(t); }),
+            (std::vector<std::vector<TimeNs>>{
+                {0, 57400}, {2100, 55300}, {24100, 33300}, {28200, 29200}}));
   EXPECT_EQ(r.metrics.makespan, 58400);
   EXPECT_EQ(r.metrics.dependency_bound, 58400);
 }

@@ -69,7 +69,26 @@ struct TaskColumns {
 
   [[nodiscard]] std::size_t size() const { return kind.size(); }
   void reserve(std::size_t n);
+  /// n rows, to be written by index (contents unspecified until then).
+  void resize(std::size_t n);
   void push_back(const TaskSpec& spec);
+};
+
+/// A frozen graph's arrays, for builders that write the compressed form directly (the
+/// pipeline builder does, in one pass): EventGraph::assemble takes them over.
+struct GraphParts {
+  std::uint32_t device_count = 0;
+  std::vector<LaneInfo> lanes;
+  TaskColumns tasks;
+  BigVector<std::uint32_t> pred_offset;  ///< tasks + 1 entries
+  BigVector<Adjacent> pred;              ///< per task: its order edge first, then data edges
+  BigVector<std::uint32_t> succ_offset;
+  BigVector<Adjacent> succ;
+  BigVector<std::uint32_t> program_offset;  ///< lanes + 1 entries
+  BigVector<TaskId> program;
+  /// Empty when the ids themselves are a topological order (every edge goes from a lower
+  /// to a higher id).
+  BigVector<TaskId> topological_order;
 };
 }  // namespace detail
 
@@ -125,6 +144,10 @@ class EventGraphBuilder {
 class EventGraph {
  public:
   EventGraph() = default;
+  /// A graph from arrays a builder wrote directly. Throws std::invalid_argument if their
+  /// sizes disagree; the builder guarantees the rest (ids in range, edges listed in both
+  /// directions, programs consistent with the order edges, an acyclic graph).
+  static EventGraph assemble(detail::GraphParts parts);
 
   [[nodiscard]] std::size_t task_count() const { return tasks_.size(); }
   [[nodiscard]] std::size_t edge_count() const { return pred_.size(); }
@@ -151,8 +174,12 @@ class EventGraph {
   [[nodiscard]] std::span<const TimeNs> durations() const { return tasks_.duration; }
   [[nodiscard]] std::span<const double> memory_deltas() const { return tasks_.memory_delta; }
 
-  [[nodiscard]] std::span<const Adjacent> predecessors(TaskId t) const;
-  [[nodiscard]] std::span<const Adjacent> successors(TaskId t) const;
+  [[nodiscard]] std::span<const Adjacent> predecessors(TaskId t) const {
+    return {pred_.data() + pred_offset_[t.value], pred_.data() + pred_offset_[t.value + 1]};
+  }
+  [[nodiscard]] std::span<const Adjacent> successors(TaskId t) const {
+    return {succ_.data() + succ_offset_[t.value], succ_.data() + succ_offset_[t.value + 1]};
+  }
 
   /// True when every task has a position in its lane's program (ordered simulation).
   [[nodiscard]] bool has_program_order() const { return has_program_order_; }
@@ -160,10 +187,17 @@ class EventGraph {
   [[nodiscard]] std::span<const TaskId> program(DeviceId d) const {
     return program(LaneId{d.value});
   }
-  [[nodiscard]] std::span<const TaskId> program(LaneId l) const;
+  [[nodiscard]] std::span<const TaskId> program(LaneId l) const {
+    return {program_.data() + program_offset_[l.value],
+            program_.data() + program_offset_[l.value + 1]};
+  }
 
-  /// Every task once, each after all its predecessors; ties by task id.
+  /// Every task once, each after all its predecessors: Kahn's order with ties by task id,
+  /// or the ids in order where the builder made them topological (see ids_are_topological).
   [[nodiscard]] std::span<const TaskId> topological_order() const { return topo_; }
+  /// True when every edge goes from a lower to a higher id, so a pass over the ids in
+  /// order visits each task after its predecessors (and topological_order() is 0..n-1).
+  [[nodiscard]] bool ids_are_topological() const { return ids_are_topological_; }
 
  private:
   friend class EventGraphBuilder;
@@ -179,6 +213,7 @@ class EventGraph {
   BigVector<TaskId> program_;
   BigVector<TaskId> topo_;
   bool has_program_order_ = false;
+  bool ids_are_topological_ = false;
 };
 
 }  // namespace perflow

@@ -1,6 +1,9 @@
 #pragma once
 
 #include <cstddef>
+#include <new>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace perflow {
@@ -29,6 +32,17 @@ struct HugePageAllocator {
     return static_cast<T*>(detail::allocate_large(n * sizeof(T)));
   }
   void deallocate(T* p, std::size_t n) noexcept { detail::deallocate_large(p, n * sizeof(T)); }
+  /// Default-initializes: resize() and the size constructor leave new elements of trivial
+  /// types unwritten (their pages untouched until written), since every caller sizes an
+  /// array to fill it; say a value (`assign(n, 0)`) where zeros are meant.
+  template <class U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
 
   template <class U>
   friend constexpr bool operator==(const HugePageAllocator&, const HugePageAllocator<U>&) {
