@@ -70,8 +70,11 @@ void run_simulate(const SimulateOptions& options) {
   const DeviceDisplay display = device_display(config, graph.device_count());
 
   // Everything is rendered before anything is written, and the files appear together.
-  const nlohmann::json report = make_report(config, graph, result);
-  const std::string report_text = report.dump(1) + "\n";
+  // The report only when something shows it: for a million tasks it costs more than the
+  // simulation.
+  const bool want_report = !options.report.empty() || options.format == "json";
+  const std::string report_text =
+      want_report ? make_report(config, graph, result).dump(1) + "\n" : std::string();
   std::string timeline;
   if (timeline_format) {
     visualizer::TimelineOptions style;
@@ -99,7 +102,7 @@ void run_simulate(const SimulateOptions& options) {
   if (trace_format) files.emplace_back(options.trace, task_table);
   write_files_atomically(files);
   if (options.format == "json") {
-    fmt::print("{}\n", report.dump(1));
+    fmt::print("{}", report_text);
   } else {
     fmt::print("{}", format_summary(config, graph, result.metrics));
     if (!options.report.empty()) fmt::print("report written to {}\n", options.report);

@@ -1,6 +1,7 @@
 #include "perflow/simulator/metrics.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "detail/ordered_pass.hpp"
 #include "perflow/simulator/communication.hpp"
@@ -34,14 +35,27 @@ LanePosition lane_position(const EventGraph& graph, const Trace& trace, TaskId t
   return {lane.value, static_cast<std::size_t>(it - events.begin()), it != events.end()};
 }
 
+// The task the critical path ends with: one that finishes at the makespan, the first by
+// (lane, index in lane).
+TaskId last_task(const EventGraph& graph, const Trace& trace, TimeNs makespan) {
+  for (std::uint32_t l = 0; l < trace.lane_count(); ++l) {
+    const std::span<const TaskId> events = trace.events(LaneId{l});
+    std::size_t i = events.size();
+    while (i > 0 && trace.finish_of(events[i - 1]) == makespan) --i;
+    if (i < events.size()) return events[i];
+  }
+  // Not on any lane's list (a trace written by hand): the lowest id.
+  for (std::uint32_t t = 0; t < graph.task_count(); ++t) {
+    if (trace.finish[t] == makespan) return TaskId{t};
+  }
+  return TaskId{0};
+}
+
 std::vector<TaskId> binding_chain(const EventGraph& graph, const Trace& trace,
-                                  const CommunicationCost& comm) {
+                                  const CommunicationCost& comm, TimeNs makespan) {
   std::vector<TaskId> chain;
   if (graph.task_count() == 0) return chain;
-  TaskId last{0};
-  for (std::uint32_t t = 1; t < graph.task_count(); ++t) {
-    if (trace.finish[t] > trace.finish[last.value]) last = TaskId{t};
-  }
+  const TaskId last = last_task(graph, trace, makespan);
   // What a task can wait on: its data predecessors and the task before it on its lane
   // (in ordered mode that is its program predecessor; in greedy mode whatever ran there).
   // Walk back through whichever arrival set the start; on ties, the one earliest by
@@ -95,19 +109,12 @@ TimeNs longest_data_path(const EventGraph& graph, const CommunicationCost& comm)
 
 Metrics compute_metrics(const EventGraph& graph, const Trace& trace,
                         const SimulationOptions& options) {
-  return detail::compute_metrics(graph, trace, options,
-                                 longest_data_path(graph, CommunicationCost(graph, options)));
-}
-
-Metrics detail::compute_metrics(const EventGraph& graph, const Trace& trace,
-                                const SimulationOptions& options, TimeNs dependency_bound) {
-  Metrics m;
-  for (const TimeNs f : trace.finish) m.makespan = std::max(m.makespan, f);
-  m.devices.resize(graph.device_count());
-  double bubble_sum = 0;
+  detail::PassTotals totals;
+  for (const TimeNs f : trace.finish) totals.makespan = std::max(totals.makespan, f);
+  totals.dependency_bound = longest_data_path(graph, CommunicationCost(graph, options));
+  totals.devices.resize(graph.device_count());
   for (std::uint32_t d = 0; d < graph.device_count(); ++d) {
-    DeviceMetrics& dm = m.devices[d];
-    dm.device = DeviceId{d};
+    DeviceMetrics& dm = totals.devices[d];
     const auto events = trace.events(DeviceId{d});
     dm.tasks = events.size();
     double memory = 0;
@@ -120,6 +127,24 @@ Metrics detail::compute_metrics(const EventGraph& graph, const Trace& trace,
       dm.first_start = trace.start_of(events.front());
       for (const TaskId t : events) dm.last_finish = std::max(dm.last_finish, trace.finish_of(t));
     }
+  }
+  for (std::uint32_t l = graph.device_count(); l < trace.lane_count(); ++l) {
+    TimeNs& communication = totals.devices[graph.lane_info(LaneId{l}).device.value].communication;
+    for (const TaskId t : trace.events(LaneId{l})) communication += graph.duration(t);
+  }
+  return detail::compute_metrics(graph, trace, options, std::move(totals));
+}
+
+Metrics detail::compute_metrics(const EventGraph& graph, const Trace& trace,
+                                const SimulationOptions& options, PassTotals totals) {
+  Metrics m;
+  m.makespan = totals.makespan;
+  m.dependency_bound = totals.dependency_bound;
+  m.devices = std::move(totals.devices);
+  double bubble_sum = 0;
+  for (std::uint32_t d = 0; d < m.devices.size(); ++d) {
+    DeviceMetrics& dm = m.devices[d];
+    dm.device = DeviceId{d};
     dm.bubble_ratio =
         m.makespan > 0 ? static_cast<double>(m.makespan - dm.busy) / static_cast<double>(m.makespan)
                        : 0.0;
@@ -127,13 +152,7 @@ Metrics detail::compute_metrics(const EventGraph& graph, const Trace& trace,
     m.total_work += dm.busy;
   }
   m.bubble_ratio = m.devices.empty() ? 0.0 : bubble_sum / static_cast<double>(m.devices.size());
-  for (std::uint32_t l = graph.device_count(); l < trace.lane_count(); ++l) {
-    TimeNs& communication = m.devices[graph.lane_info(LaneId{l}).device.value].communication;
-    for (const TaskId t : trace.events(LaneId{l})) communication += graph.duration(t);
-  }
-  const CommunicationCost comm(graph, options);
-  m.critical_path = binding_chain(graph, trace, comm);
-  m.dependency_bound = dependency_bound;
+  m.critical_path = binding_chain(graph, trace, CommunicationCost(graph, options), m.makespan);
   return m;
 }
 

@@ -1,6 +1,8 @@
 #include "perflow/simulator/simulate.hpp"
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "detail/ordered_pass.hpp"
 #include "perflow/core/error.hpp"
@@ -11,7 +13,7 @@ namespace perflow::simulator {
 namespace detail {
 
 Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options,
-                       TimeNs& dependency_bound) {
+                       PassTotals& totals) {
   const std::size_t n = graph.task_count();
   if (n > 0 && !graph.has_program_order()) {
     throw ScheduleError(
@@ -24,6 +26,11 @@ Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options
   BigVector<TimeNs> data_finish(n);  // earliest finish through data dependences alone
   const std::span<const DeviceId> device = graph.devices();
   const std::span<const TimeNs> duration = graph.durations();
+  const std::span<const double> memory_delta = graph.memory_deltas();
+  const std::span<const LaneId> lane = graph.lanes_of_tasks();
+  const std::uint32_t devices = graph.device_count();
+  totals.devices.assign(devices, DeviceMetrics{});
+  std::vector<double> memory(devices, 0.0);
   TimeNs* const start = trace.start.data();
   TimeNs* const finish = trace.finish.data();
   const CommunicationCost comm(graph, options);
@@ -31,6 +38,7 @@ Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options
 
   // Program order is encoded as `order` edges, so "lane free" is one more predecessor.
   TimeNs bound = 0;
+  TimeNs makespan = 0;
   const auto visit = [&](TaskId t) {
     TimeNs ready = 0;
     TimeNs data_ready = 0;
@@ -45,17 +53,30 @@ Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options
       ready = std::max(ready, finish[from] + transfer);
       data_ready = std::max(data_ready, data_finish[from] + transfer);
     }
+    const TimeNs length = duration[t.value];
     start[t.value] = ready;
-    finish[t.value] = ready + duration[t.value];
-    data_finish[t.value] = data_ready + duration[t.value];
-    bound = std::max(bound, data_finish[t.value]);
+    finish[t.value] = ready + length;
+    data_finish[t.value] = data_ready + length;
+    bound = std::max(bound, data_ready + length);
+    makespan = std::max(makespan, ready + length);
+    DeviceMetrics& dm = totals.devices[here.value];
+    if (lane[t.value].value >= devices) {  // a communication lane of device `here`
+      dm.communication += length;
+      return;
+    }
+    if (dm.tasks++ == 0) dm.first_start = ready;
+    dm.busy += length;
+    dm.last_finish = std::max(dm.last_finish, ready + length);
+    memory[here.value] += memory_delta[t.value];
+    dm.peak_memory = std::max(dm.peak_memory, memory[here.value]);
   };
   if (graph.ids_are_topological()) {
     for (std::uint32_t t = 0; t < n; ++t) visit(TaskId{t});
   } else {
     for (const TaskId t : graph.topological_order()) visit(t);
   }
-  dependency_bound = bound;
+  totals.dependency_bound = bound;
+  totals.makespan = makespan;
 
   trace.lane_events.resize(graph.lane_count());
   for (std::uint32_t l = 0; l < graph.lane_count(); ++l) {
@@ -68,8 +89,8 @@ Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options
 }  // namespace detail
 
 Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options) {
-  TimeNs bound = 0;
-  return detail::simulate_ordered(graph, options, bound);
+  detail::PassTotals totals;
+  return detail::simulate_ordered(graph, options, totals);
 }
 
 std::string_view to_string(SimulationMode mode) {
@@ -88,9 +109,9 @@ SimulationResult simulate(const EventGraph& graph, const SimulationOptions& opti
     result.trace = simulate_greedy(graph, options);
     result.metrics = compute_metrics(graph, result.trace, options);
   } else {
-    TimeNs bound = 0;
-    result.trace = detail::simulate_ordered(graph, options, bound);
-    result.metrics = detail::compute_metrics(graph, result.trace, options, bound);
+    detail::PassTotals totals;
+    result.trace = detail::simulate_ordered(graph, options, totals);
+    result.metrics = detail::compute_metrics(graph, result.trace, options, std::move(totals));
   }
   return result;
 }

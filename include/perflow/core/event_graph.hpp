@@ -173,6 +173,7 @@ class EventGraph {
   [[nodiscard]] std::span<const DeviceId> devices() const { return tasks_.device; }
   [[nodiscard]] std::span<const TimeNs> durations() const { return tasks_.duration; }
   [[nodiscard]] std::span<const double> memory_deltas() const { return tasks_.memory_delta; }
+  [[nodiscard]] std::span<const LaneId> lanes_of_tasks() const { return tasks_.lane; }
 
   [[nodiscard]] std::span<const Adjacent> predecessors(TaskId t) const {
     return {pred_.data() + pred_offset_[t.value], pred_.data() + pred_offset_[t.value + 1]};
