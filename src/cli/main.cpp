@@ -74,6 +74,8 @@ int run(int argc, char** argv) {
     return fail(kDeadlock, e.what());
   } catch (const perflow::IoError& e) {
     return fail(kOutputError, e.what());
+  } catch (const perflow::ResourceError& e) {
+    return fail(kOutOfMemory, e.what());
   } catch (const perflow::Error& e) {
     return fail(kUsageError, e.what());
   } catch (const std::system_error& e) {  // fmt::print to standard output failed

@@ -3,6 +3,7 @@
 #
 # A case directory holds:
 #   args              the command-line arguments, one per line; @OUT@ is a fresh output dir
+#   env               optional: NAME=VALUE environment variables for the run, one per line
 #   expected.exit     the exit code
 #   expected.stdout   standard output   (the output dir's path appears as @OUT@)
 #   expected.stderr   standard error
@@ -24,7 +25,13 @@ endforeach()
 
 file(REMOVE_RECURSE "${OUT_DIR}" "${OUT_DIR}.actual")
 file(MAKE_DIRECTORY "${OUT_DIR}" "${OUT_DIR}.actual")
-execute_process(COMMAND "${PERFLOW}" ${args}
+# An optional `env` file: NAME=VALUE lines set for the run.
+set(env_prefix)
+if(EXISTS "${CASE_DIR}/env")
+  file(STRINGS "${CASE_DIR}/env" env_lines)
+  set(env_prefix "${CMAKE_COMMAND}" -E env ${env_lines})
+endif()
+execute_process(COMMAND ${env_prefix} "${PERFLOW}" ${args}
   WORKING_DIRECTORY "${CASE_DIR}"
   RESULT_VARIABLE exit_code OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr)
 string(REPLACE "${OUT_DIR}" "@OUT@" stdout "${stdout}")

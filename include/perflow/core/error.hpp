@@ -66,6 +66,13 @@ class FormatError : public Error {
   std::size_t line_;
 };
 
+/// A run refused before it allocates: it would need more memory than the process may
+/// take (see memory_budget.hpp).
+class ResourceError : public Error {
+ public:
+  using Error::Error;
+};
+
 /// An output file could not be written.
 class IoError : public Error {
  public:
