@@ -173,8 +173,19 @@ std::optional<Throughput> throughput(const Config& config, TimeNs makespan) {
   return t;
 }
 
-Config load_config(const std::filesystem::path& path) {
-  return parse_config(read_json_file(path), path.string());
+Config parse_config(nlohmann::json document, const std::string& file,
+                    std::span<const ConfigOverride> overrides) {
+  if (overrides.empty()) return parse_config(document, file);
+  apply_overrides(document, overrides, file);
+  try {
+    return parse_config(document, file);
+  } catch (const ConfigError& e) {
+    throw name_override(e, overrides);
+  }
+}
+
+Config load_config(const std::filesystem::path& path, std::span<const ConfigOverride> overrides) {
+  return parse_config(read_json_file(path), path.string(), overrides);
 }
 
 namespace {

@@ -11,6 +11,7 @@
 #include "detail/commands.hpp"
 #include "detail/device_display.hpp"
 #include "detail/output_paths.hpp"
+#include "detail/set_option.hpp"
 #include "detail/timeline_output.hpp"
 #include "perflow/cli/config.hpp"
 #include "perflow/cli/report.hpp"
@@ -27,6 +28,7 @@ namespace {
 
 struct SimulateOptions {
   std::string config;
+  std::vector<std::string> set;  // --set POINTER=VALUE
   std::string report;
   TimelineOutput timeline;
   std::string chrome_trace;
@@ -64,9 +66,18 @@ void run_simulate(const SimulateOptions& options) {
                                 {"--trace", options.trace}};
   check_output_paths(inputs, outputs);
 
-  const Config config = load_config(options.config);
-  const EventGraph graph = build_graph(config);
-  const simulator::SimulationResult result = cli::simulate(config, graph);
+  const std::vector<ConfigOverride> overrides = parse_overrides(options.set);
+  const Config config = load_config(options.config, overrides);
+  std::optional<EventGraph> built;
+  std::optional<simulator::SimulationResult> simulated;
+  try {
+    built.emplace(build_graph(config));
+    simulated.emplace(cli::simulate(config, *built));
+  } catch (const ConfigError& e) {
+    throw name_override(e, overrides);
+  }
+  const EventGraph& graph = *built;
+  const simulator::SimulationResult& result = *simulated;
   const DeviceDisplay display = device_display(config, graph.device_count());
 
   // Everything is rendered before anything is written, and the files appear together.
@@ -122,6 +133,7 @@ void add_simulate_command(CLI::App& app) {
                                      "Build a pipeline schedule from a JSON config, "
                                      "simulate it and summarize the result");
   cmd->add_option("config", options->config, "Config file (JSON)")->required();
+  add_set_option(*cmd, options->set);
   cmd->add_option("--report", options->report, "Write the JSON report to this file");
   options->timeline.add_options(*cmd, "the timeline");
   cmd->add_flag("--memory-chart", options->memory_chart,

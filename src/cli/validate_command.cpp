@@ -1,9 +1,12 @@
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "detail/commands.hpp"
+#include "detail/set_option.hpp"
 #include "perflow/cli/config.hpp"
 #include "perflow/cli/summary.hpp"
 
@@ -11,13 +14,21 @@ namespace perflow::cli::detail {
 
 void add_validate_command(CLI::App& app) {
   auto config_path = std::make_shared<std::string>();
+  auto set = std::make_shared<std::vector<std::string>>();
   CLI::App* cmd = app.add_subcommand(
       "validate", "Check a config: read it, build its task graph, check it cannot deadlock");
   cmd->add_option("config", *config_path, "Config file (JSON)")->required();
-  cmd->callback([config_path] {
-    const Config config = load_config(*config_path);
-    const EventGraph graph = build_graph(config);
-    fmt::print("{}: ok: {}\n", *config_path, describe_run(config, graph));
+  add_set_option(*cmd, *set);
+  cmd->callback([config_path, set] {
+    const std::vector<ConfigOverride> overrides = parse_overrides(*set);
+    const Config config = load_config(*config_path, overrides);
+    std::optional<EventGraph> graph;
+    try {
+      graph.emplace(build_graph(config));
+    } catch (const ConfigError& e) {
+      throw name_override(e, overrides);
+    }
+    fmt::print("{}: ok: {}\n", *config_path, describe_run(config, *graph));
   });
 }
 

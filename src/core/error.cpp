@@ -8,7 +8,8 @@ namespace perflow {
 ConfigError::ConfigError(std::string file, std::string pointer, const std::string& message)
     : Error(file + (pointer.empty() ? std::string() : ":" + pointer) + ": " + message),
       file_(std::move(file)),
-      pointer_(std::move(pointer)) {}
+      pointer_(std::move(pointer)),
+      message_(message) {}
 
 ScheduleError::ScheduleError(const std::string& message, std::string field)
     : Error(message), field_(std::move(field)) {}

@@ -2,11 +2,13 @@
 
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "perflow/cli/config_overrides.hpp"
 #include "perflow/core/event_graph.hpp"
 #include "perflow/model/derive.hpp"
 #include "perflow/model/device_spec.hpp"
@@ -92,8 +94,13 @@ struct Throughput {
 };
 std::optional<Throughput> throughput(const Config& config, TimeNs makespan);
 
-/// Reads and checks a config file. Throws ConfigError naming the file and JSON pointer.
-Config load_config(const std::filesystem::path& path);
+/// Reads and checks a config file, with `overrides` (`--set`) applied to it first. Throws
+/// ConfigError naming the file and JSON pointer (and the override, when it set the field).
+Config load_config(const std::filesystem::path& path,
+                   std::span<const ConfigOverride> overrides = {});
+/// parse_config of a document with `overrides` applied.
+Config parse_config(nlohmann::json document, const std::string& file,
+                    std::span<const ConfigOverride> overrides);
 /// Checks an already parsed document; `file` is used in messages.
 Config parse_config(const nlohmann::json& document, const std::string& file);
 

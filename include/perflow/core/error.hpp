@@ -20,10 +20,13 @@ class ConfigError : public Error {
   ConfigError(std::string file, std::string pointer, const std::string& message);
   const std::string& file() const { return file_; }
   const std::string& pointer() const { return pointer_; }
+  /// What is wrong there, without the file and pointer.
+  const std::string& message() const { return message_; }
 
  private:
   std::string file_;
   std::string pointer_;
+  std::string message_;
 };
 
 /// A schedule cannot be built for the requested sizes, or a program order is invalid.

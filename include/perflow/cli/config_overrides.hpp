@@ -1,0 +1,39 @@
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "perflow/core/error.hpp"
+
+namespace perflow::cli {
+
+/// One `--set POINTER=VALUE`: a config field by JSON pointer, and its new value.
+struct ConfigOverride {
+  std::string pointer;   ///< e.g. "/pipeline/stages"
+  nlohmann::json value;  ///< VALUE read as JSON; a bare word is a string ("zbv", "1.5ms")
+  std::string text;      ///< as given, for messages
+};
+
+/// Reads "POINTER=VALUE". Throws Error naming the text when the pointer is malformed.
+ConfigOverride parse_override(std::string_view text);
+
+/// Sets every override in `document` in order (later ones win), creating missing objects
+/// on the way, as if the file had said so. Throws ConfigError naming `file` and the
+/// pointer when a step of the pointer cannot be followed (an index into an object, a key
+/// into a number...).
+void apply_overrides(nlohmann::json& document, std::span<const ConfigOverride> overrides,
+                     const std::string& file);
+
+/// The override that set `pointer` or one of its parents, or nullptr: an error at a field
+/// a user set on the command line says so.
+const ConfigOverride* override_of(std::span<const ConfigOverride> overrides,
+                                  std::string_view pointer);
+
+/// `error` with " (set by --set '...')" appended when an override set its field; else
+/// `error` unchanged.
+ConfigError name_override(const ConfigError& error, std::span<const ConfigOverride> overrides);
+
+}  // namespace perflow::cli

@@ -1,0 +1,102 @@
+#include "perflow/cli/config_overrides.hpp"
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "perflow/cli/config.hpp"
+#include "perflow/core/error.hpp"
+
+namespace perflow::cli {
+namespace {
+
+nlohmann::json base() {
+  return nlohmann::json::parse(R"({
+    "pipeline": {"schedule": "1f1b", "stages": 4, "microbatches": 8},
+    "costs": {"forward": 10, "backward": 20, "weight": 15}
+  })");
+}
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(ConfigOverride, ValueIsJsonOrABareWordString) {
+  EXPECT_EQ(parse_override("/pipeline/stages=16").value, nlohmann::json(16));
+  EXPECT_EQ(parse_override("/pipeline/schedule=zbv").value, nlohmann::json("zbv"));
+  EXPECT_EQ(parse_override("/costs/forward=1.5ms").value, nlohmann::json("1.5ms"));
+  EXPECT_EQ(parse_override(R"(/costs/forward="16")").value, nlohmann::json("16"));
+  EXPECT_EQ(parse_override("/pipeline/split_backward=true").value, nlohmann::json(true));
+  EXPECT_EQ(parse_override(R"(/parts=[{"a":1}])").value, nlohmann::json::parse(R"([{"a":1}])"));
+  // Only the first '=' separates: a value may contain one.
+  EXPECT_EQ(parse_override("/description=a=b").value, nlohmann::json("a=b"));
+  EXPECT_EQ(parse_override("/description=").value, nlohmann::json(""));
+}
+
+TEST(ConfigOverride, MalformedTextIsNamed) {
+  EXPECT_EQ(message_of([] { parse_override("/pipeline/stages"); }),
+            "--set '/pipeline/stages': expected POINTER=VALUE such as /pipeline/stages=8");
+  EXPECT_EQ(message_of([] { parse_override("stages=8"); }),
+            "--set 'stages=8': expected a JSON pointer starting with '/' before '=', such as "
+            "/pipeline/stages, found 'stages'");
+  EXPECT_EQ(message_of([] { parse_override("/a~2=1"); }),
+            "--set '/a~2=1': '/a~2' is not a JSON pointer ('~' must be followed by 0 or 1)");
+}
+
+TEST(ConfigOverride, SetsReplacesAndCreatesFieldsInOrder) {
+  nlohmann::json document = base();
+  const std::vector<ConfigOverride> overrides = {
+      parse_override("/pipeline/stages=8"), parse_override("/pipeline/stages=16"),
+      parse_override("/simulation/mode=greedy"), parse_override("/a~1b=1")};
+  apply_overrides(document, overrides, "c.json");
+  EXPECT_EQ(document["pipeline"]["stages"], 16);  // the last one wins
+  EXPECT_EQ(document["simulation"], nlohmann::json::parse(R"({"mode": "greedy"})"));
+  EXPECT_EQ(document["a/b"], 1);
+  EXPECT_EQ(document["costs"], base()["costs"]);
+}
+
+TEST(ConfigOverride, AFieldInsideAScalarIsRefusedAtItsParent) {
+  nlohmann::json document = base();
+  const std::vector<ConfigOverride> overrides = {parse_override("/pipeline/stages/x=1")};
+  EXPECT_EQ(message_of([&] { apply_overrides(document, overrides, "c.json"); }),
+            "c.json:/pipeline/stages: --set '/pipeline/stages/x=1': cannot set a field inside "
+            "a number");
+}
+
+TEST(ConfigOverride, ParsedConfigHasTheOverriddenValues) {
+  const std::vector<ConfigOverride> overrides = {parse_override("/pipeline/schedule=zbv"),
+                                                 parse_override("/pipeline/chunks=2"),
+                                                 parse_override("/pipeline/microbatches=12")};
+  const Config config = parse_config(base(), "c.json", overrides);
+  EXPECT_EQ(config.pipeline.schedule, "zbv");
+  EXPECT_EQ(config.pipeline.chunks, 2u);
+  EXPECT_EQ(config.pipeline.microbatches, 12u);
+  EXPECT_EQ(config.pipeline.stages, 4u);
+}
+
+TEST(ConfigOverride, ErrorsAtAnOverriddenFieldSaySo) {
+  const std::vector<ConfigOverride> overrides = {parse_override("/pipeline/stages=0")};
+  EXPECT_EQ(message_of([&] { parse_config(base(), "c.json", overrides); }),
+            "c.json:/pipeline/stages: expected an integer in [1, 65536], got 0 (set by --set "
+            "'/pipeline/stages=0')");
+  // A whole section set: errors inside it name the override too.
+  const std::vector<ConfigOverride> section = {parse_override(R"(/costs={"forward": -1})")};
+  EXPECT_NE(message_of([&] { parse_config(base(), "c.json", section); })
+                .find("(set by --set '/costs={\"forward\": -1}')"),
+            std::string::npos);
+  // Errors elsewhere are unchanged.
+  const std::vector<ConfigOverride> other = {parse_override("/description=x")};
+  nlohmann::json bad = base();
+  bad["pipeline"]["stages"] = 0;
+  EXPECT_EQ(message_of([&] { parse_config(bad, "c.json", other); }),
+            "c.json:/pipeline/stages: expected an integer in [1, 65536], got 0");
+}
+
+}  // namespace
+}  // namespace perflow::cli
