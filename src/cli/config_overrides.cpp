@@ -18,17 +18,17 @@ ConfigOverride parse_override(std::string_view text) {
   result.pointer = std::string(text.substr(0, equals));
   const std::string_view value = text.substr(equals + 1);
   if (result.pointer.empty() || result.pointer.front() != '/') {
-    throw Error(fmt::format(
-        "--set '{}': expected a JSON pointer starting with '/' before '=', such as "
-        "/pipeline/stages, found '{}'",
-        text, result.pointer));
+    throw Error(
+        fmt::format("--set '{}': expected a JSON pointer starting with '/' before '=', such as "
+                    "/pipeline/stages, found '{}'",
+                    text, result.pointer));
   }
   try {
     (void)nlohmann::json::json_pointer(result.pointer);
   } catch (const nlohmann::json::exception&) {
-    throw Error(fmt::format(
-        "--set '{}': '{}' is not a JSON pointer ('~' must be followed by 0 or 1)", text,
-        result.pointer));
+    throw Error(
+        fmt::format("--set '{}': '{}' is not a JSON pointer ('~' must be followed by 0 or 1)", text,
+                    result.pointer));
   }
   // JSON when it parses as JSON, else the bare word as a string: /pipeline/schedule=zbv.
   result.value = nlohmann::json::parse(value, nullptr, /*allow_exceptions=*/false);
@@ -52,7 +52,7 @@ void apply_overrides(nlohmann::json& document, std::span<const ConfigOverride> o
       const nlohmann::json& at = document.at(*it);
       if (!at.is_object() && !at.is_array()) {
         throw ConfigError(file, it->to_string(),
-                          fmt::format("--set '{}': cannot set a field inside a {}", o.text,
+                          fmt::format("{} '{}': cannot set a field inside a {}", o.origin, o.text,
                                       at.type_name()));
       }
     }
@@ -60,7 +60,7 @@ void apply_overrides(nlohmann::json& document, std::span<const ConfigOverride> o
       document[pointer] = o.value;
     } catch (const nlohmann::json::exception&) {
       throw ConfigError(file, pointer.parent_pointer().to_string(),
-                        fmt::format("--set '{}': '{}' is not an index of this array", o.text,
+                        fmt::format("{} '{}': '{}' is not an index of this array", o.origin, o.text,
                                     pointer.back()));
     }
   }
@@ -82,7 +82,7 @@ ConfigError name_override(const ConfigError& error, std::span<const ConfigOverri
   const ConfigOverride* set = override_of(overrides, error.pointer());
   if (set == nullptr) return error;
   return ConfigError(error.file(), error.pointer(),
-                     fmt::format("{} (set by --set '{}')", error.message(), set->text));
+                     fmt::format("{} (set by {} '{}')", error.message(), set->origin, set->text));
 }
 
 }  // namespace perflow::cli

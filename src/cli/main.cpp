@@ -48,6 +48,7 @@ int run(int argc, char** argv) {
   app.set_version_flag("--version", "perflow 0.1.0");
   add_simulate_command(app);
   add_compare_command(app);
+  add_sweep_command(app);
   add_validate_command(app);
   add_schedules_command(app);
   add_costs_command(app);

@@ -237,7 +237,7 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& name) {
   return document;
 }
 
-nlohmann::json read_json_file(const std::filesystem::path& path) {
+std::string read_json_text(const std::filesystem::path& path) {
   // Only regular files, and not endless ones (/dev/zero): configs are small.
   constexpr std::uintmax_t kMaxConfigBytes = std::uintmax_t{256} << 20;
   std::error_code ec;
@@ -258,7 +258,11 @@ nlohmann::json read_json_file(const std::filesystem::path& path) {
   std::ostringstream buffer;
   buffer << in.rdbuf();
   if (in.bad()) throw ConfigError(path.string(), "", "cannot read the file");
-  return parse_json_text(buffer.str(), path.string());
+  return std::move(buffer).str();
+}
+
+nlohmann::json read_json_file(const std::filesystem::path& path) {
+  return parse_json_text(read_json_text(path), path.string());
 }
 
 }  // namespace perflow

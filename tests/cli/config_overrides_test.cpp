@@ -87,8 +87,9 @@ TEST(ConfigOverride, ErrorsAtAnOverriddenFieldSaySo) {
             "'/pipeline/stages=0')");
   // A whole section set: errors inside it name the override too.
   const std::vector<ConfigOverride> section = {parse_override(R"(/costs={"forward": -1})")};
-  EXPECT_NE(message_of([&] { parse_config(base(), "c.json", section); })
-                .find("(set by --set '/costs={\"forward\": -1}')"),
+  EXPECT_NE(message_of([&] {
+              parse_config(base(), "c.json", section);
+            }).find("(set by --set '/costs={\"forward\": -1}')"),
             std::string::npos);
   // Errors elsewhere are unchanged.
   const std::vector<ConfigOverride> other = {parse_override("/description=x")};

@@ -12,9 +12,10 @@ namespace perflow::cli {
 
 /// One `--set POINTER=VALUE`: a config field by JSON pointer, and its new value.
 struct ConfigOverride {
-  std::string pointer;   ///< e.g. "/pipeline/stages"
-  nlohmann::json value;  ///< VALUE read as JSON; a bare word is a string ("zbv", "1.5ms")
-  std::string text;      ///< as given, for messages
+  std::string pointer;           ///< e.g. "/pipeline/stages"
+  nlohmann::json value;          ///< VALUE read as JSON; a bare word is a string ("zbv", "1.5ms")
+  std::string text;              ///< as given, for messages
+  std::string origin = "--set";  ///< what set it, for messages: "--set", "the sweep axis"
 };
 
 /// Reads "POINTER=VALUE". Throws Error naming the text when the pointer is malformed.

@@ -64,6 +64,8 @@ class JsonCursor {
   std::string pointer_;
 };
 
+/// The text of a JSON file, with read_json_file's checks (a regular file, at most 256 MiB).
+std::string read_json_text(const std::filesystem::path& path);
 /// Parses a JSON file. Throws ConfigError naming the file and the line and column of a
 /// syntax error, a duplicate key, or the reason the file cannot be read.
 nlohmann::json read_json_file(const std::filesystem::path& path);

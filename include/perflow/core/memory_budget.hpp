@@ -22,7 +22,8 @@ std::optional<MemoryLimit> memory_limit();
 
 /// Refuses, before anything is allocated, work estimated to need `bytes` when the
 /// process may not take that much: throws ResourceError naming `what` (e.g. "1,048,576
-/// tasks at about 110 bytes each"), the estimate and the limit.
+/// tasks at about 110 bytes each"), the estimate and the limit. Below 64 MiB only
+/// PERFLOW_MEMORY_LIMIT is checked (the other limits cost system calls to read).
 void check_memory(double bytes, std::string_view what);
 
 }  // namespace perflow

@@ -1,0 +1,29 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "perflow/core/time.hpp"
+#include "perflow/explore/sweep.hpp"
+
+namespace perflow::explore {
+
+/// What one run of a sweep gives: its figures, or why its configuration is invalid.
+struct RunOutcome {
+  std::uint64_t run = 0;
+  std::string error;  ///< empty when the run simulated
+  TimeNs makespan = 0;
+  double bubble_ratio = 0;
+  std::optional<double> tokens_per_s;  ///< with /model
+  std::optional<double> mfu;           ///< with /model and every stage's GPU known
+  double peak_memory = 0;              ///< the devices' largest peak of activations
+  double peak_total_memory = 0;        ///< the devices' largest static + activation peak
+  bool out_of_memory = false;          ///< a device beyond its memory capacity
+};
+
+/// Reads, builds and simulates run `run` of the sweep. A configuration the config reader,
+/// a schedule or the simulator refuses is an outcome with its message, not an exception.
+RunOutcome run_point(const Sweep& sweep, std::uint64_t run);
+
+}  // namespace perflow::explore

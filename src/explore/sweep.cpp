@@ -1,0 +1,210 @@
+#include "perflow/explore/sweep.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "perflow/core/error.hpp"
+#include "perflow/core/json_cursor.hpp"
+
+namespace perflow::explore {
+namespace {
+
+// {"from": a, "to": b, "step": s}: a, a+s, ... up to b inclusive; integers stay integers.
+std::vector<nlohmann::json> read_range(const JsonCursor& c) {
+  c.expect_object({"from", "to", "step"});
+  const double from = c.at("from").as_number();
+  const double to = c.at("to").as_number();
+  const JsonCursor step_at = c.at("step");
+  const double step = step_at.as_number();
+  if (step == 0 || (to - from) * step < 0 || !std::isfinite(step)) {
+    step_at.fail(fmt::format("expected a step that goes from {} to {}, got {}",
+                             JsonCursor::describe(c.at("from").value()),
+                             JsonCursor::describe(c.at("to").value()),
+                             JsonCursor::describe(step_at.value())));
+  }
+  const bool integers = c.at("from").value().is_number_integer() &&
+                        c.at("to").value().is_number_integer() &&
+                        step_at.value().is_number_integer();
+  // Tolerate rounding so 0.1 steps reach `to`.
+  const double steps = std::floor((to - from) / step + 1e-9);
+  if (steps + 1 > double(kMaxSweepRuns)) {
+    c.fail(fmt::format("{} values; a sweep may have at most {} runs", steps + 1, kMaxSweepRuns));
+  }
+  std::vector<nlohmann::json> values;
+  values.reserve(static_cast<std::size_t>(steps) + 1);
+  for (std::uint64_t k = 0; k <= static_cast<std::uint64_t>(steps); ++k) {
+    if (integers) {
+      values.emplace_back(c.at("from").value().get<std::int64_t>() +
+                          static_cast<std::int64_t>(k) * step_at.value().get<std::int64_t>());
+    } else {
+      values.emplace_back(from + double(k) * step);
+    }
+  }
+  return values;
+}
+
+std::vector<nlohmann::json> read_values(const JsonCursor& c) {
+  if (c.value().is_object()) return read_range(c);
+  if (!c.value().is_array()) {
+    c.fail_expected("a list of values or {\"from\": a, \"to\": b, \"step\": s}");
+  }
+  if (c.array_size() == 0) c.fail("expected at least one value, got an empty list");
+  return c.value().get<std::vector<nlohmann::json>>();
+}
+
+void check_pointer(const JsonCursor& at, const std::string& pointer) {
+  try {
+    if (pointer.empty() || pointer.front() != '/') throw std::invalid_argument(pointer);
+    (void)nlohmann::json::json_pointer(pointer);
+  } catch (const std::exception&) {
+    at.fail(fmt::format("expected a JSON pointer such as /pipeline/stages, got '{}'", pointer));
+  }
+}
+
+}  // namespace
+
+std::uint64_t Sweep::run_count() const {
+  std::uint64_t n = 1;
+  for (const SweepAxis& axis : axes) n *= axis.values.size();
+  return n;
+}
+
+std::vector<std::string> Sweep::pointers() const {
+  std::vector<std::string> all;
+  for (const SweepAxis& axis : axes) all.insert(all.end(), axis.pointers.begin(), axis.pointers.end());
+  return all;
+}
+
+std::vector<cli::ConfigOverride> Sweep::overrides(std::uint64_t run) const {
+  // Mixed radix, the last axis fastest.
+  std::vector<std::size_t> step(axes.size());
+  for (std::size_t a = axes.size(); a-- > 0;) {
+    step[a] = static_cast<std::size_t>(run % axes[a].values.size());
+    run /= axes[a].values.size();
+  }
+  std::vector<cli::ConfigOverride> result;
+  for (std::size_t a = 0; a < axes.size(); ++a) {
+    for (std::size_t p = 0; p < axes[a].pointers.size(); ++p) {
+      cli::ConfigOverride o;
+      o.pointer = axes[a].pointers[p];
+      o.value = axes[a].values[step[a]][p];
+      o.text = o.pointer + "=" + o.value.dump();
+      o.origin = "the sweep axis";
+      result.push_back(std::move(o));
+    }
+  }
+  return result;
+}
+
+Sweep parse_sweep(const nlohmann::json& document, const std::vector<std::string>& axis_order,
+                  const std::string& file, const std::filesystem::path& directory) {
+  const JsonCursor root(document, file);
+  root.expect_object({"$schema", "description", "base", "axes", "zip"});
+  Sweep sweep;
+  sweep.file = file;
+  const JsonCursor base = root.at("base");
+  if (base.value().is_string()) {
+    std::filesystem::path path = base.as_string();
+    if (path.is_relative()) path = directory / path;
+    sweep.base_file = path.lexically_normal().string();
+    sweep.base = read_json_file(path);
+  } else if (base.value().is_object()) {
+    sweep.base_file = file;
+    sweep.base_pointer = "/base";
+    sweep.base = base.value();
+  } else {
+    base.fail_expected("a config object or the path of a config file");
+  }
+
+  const JsonCursor axes = root.at("axes");
+  if (!axes.value().is_object() || axes.value().empty()) {
+    axes.fail_expected("an object of at least one POINTER: values");
+  }
+  // The order given, then any key it missed (sorted).
+  std::vector<std::string> order;
+  for (const std::string& key : axis_order) {
+    if (axes.value().contains(key) && std::find(order.begin(), order.end(), key) == order.end()) {
+      order.push_back(key);
+    }
+  }
+  for (const auto& [key, value] : axes.value().items()) {
+    if (std::find(order.begin(), order.end(), key) == order.end()) order.push_back(key);
+  }
+  std::map<std::string, std::vector<nlohmann::json>> values;
+  for (const std::string& pointer : order) {
+    const JsonCursor axis = axes.at(pointer);
+    check_pointer(axis, pointer);
+    values[pointer] = read_values(axis);
+  }
+
+  // Zipped pointers form one axis, at the place of its first pointer.
+  std::map<std::string, std::size_t> group_of;
+  std::vector<std::vector<std::string>> groups;
+  if (auto zip = root.find("zip")) {
+    const std::size_t n = zip->array_size();
+    for (std::size_t g = 0; g < n; ++g) {
+      const JsonCursor group = zip->at(g);
+      const std::size_t members = group.array_size();
+      if (members < 2) group.fail("expected at least two pointers that move together");
+      std::vector<std::string> pointers;
+      for (std::size_t m = 0; m < members; ++m) {
+        const JsonCursor member = group.at(m);
+        const std::string pointer = member.as_string();
+        if (!values.contains(pointer)) {
+          member.fail(fmt::format("'{}' is not an axis of /axes", pointer));
+        }
+        if (group_of.contains(pointer)) member.fail(fmt::format("'{}' is zipped twice", pointer));
+        if (values[pointer].size() != values[group.at(0).as_string()].size()) {
+          member.fail(fmt::format("zipped axes must have as many values: '{}' has {}, '{}' has {}",
+                                  pointer, values[pointer].size(), group.at(0).as_string(),
+                                  values[group.at(0).as_string()].size()));
+        }
+        group_of[pointer] = groups.size();
+        pointers.push_back(pointer);
+      }
+      groups.push_back(std::move(pointers));
+    }
+  }
+  std::set<std::size_t> placed;
+  for (const std::string& pointer : order) {
+    SweepAxis axis;
+    if (const auto g = group_of.find(pointer); g != group_of.end()) {
+      if (!placed.insert(g->second).second) continue;
+      axis.pointers = groups[g->second];
+    } else {
+      axis.pointers = {pointer};
+    }
+    const std::size_t steps = values[axis.pointers.front()].size();
+    for (std::size_t k = 0; k < steps; ++k) {
+      std::vector<nlohmann::json> at_step;
+      for (const std::string& p : axis.pointers) at_step.push_back(values[p][k]);
+      axis.values.push_back(std::move(at_step));
+    }
+    sweep.axes.push_back(std::move(axis));
+  }
+  double runs = 1;
+  for (const SweepAxis& axis : sweep.axes) runs *= double(axis.values.size());
+  if (runs > double(kMaxSweepRuns)) {
+    axes.fail(fmt::format("{:.0f} runs; a sweep may have at most {}", runs, kMaxSweepRuns));
+  }
+  return sweep;
+}
+
+Sweep load_sweep(const std::filesystem::path& path) {
+  const std::string text = read_json_text(path);
+  const nlohmann::json document = parse_json_text(text, path.string());
+  // The axes' order as written: nlohmann::json sorts keys, ordered_json keeps them.
+  std::vector<std::string> order;
+  const nlohmann::ordered_json ordered = nlohmann::ordered_json::parse(text);
+  if (const auto axes = ordered.find("axes"); axes != ordered.end() && axes->is_object()) {
+    for (const auto& [key, value] : axes->items()) order.push_back(key);
+  }
+  return parse_sweep(document, order, path.string(), path.parent_path());
+}
+
+}  // namespace perflow::explore

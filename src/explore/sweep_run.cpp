@@ -1,0 +1,50 @@
+#include "perflow/explore/sweep_run.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <new>
+#include <vector>
+
+#include "perflow/cli/config.hpp"
+#include "perflow/core/error.hpp"
+
+namespace perflow::explore {
+
+RunOutcome run_point(const Sweep& sweep, std::uint64_t run) {
+  RunOutcome outcome;
+  outcome.run = run;
+  const std::vector<cli::ConfigOverride> overrides = sweep.overrides(run);
+  try {
+    const cli::Config config = cli::parse_config(sweep.base, sweep.base_file, overrides);
+    const EventGraph graph = cli::build_graph(config);
+    const simulator::SimulationResult result = cli::simulate(config, graph);
+    const simulator::Metrics& m = result.metrics;
+    outcome.makespan = m.makespan;
+    outcome.bubble_ratio = m.bubble_ratio;
+    for (const simulator::DeviceMetrics& dm : m.devices) {
+      const cli::DeviceMemory memory = cli::device_memory(config, dm);
+      outcome.peak_memory = std::max(outcome.peak_memory, dm.peak_memory);
+      outcome.peak_total_memory = std::max(outcome.peak_total_memory, memory.total);
+      outcome.out_of_memory = outcome.out_of_memory || memory.out_of_memory;
+    }
+    if (const std::optional<cli::Throughput> t = cli::throughput(config, m.makespan)) {
+      if (std::isfinite(t->tokens_per_s)) outcome.tokens_per_s = t->tokens_per_s;
+      if (std::isfinite(t->mfu)) outcome.mfu = t->mfu;
+    }
+  } catch (const ConfigError& e) {
+    const ConfigError named = cli::name_override(e, overrides);
+    // An inline base's fields are at /base/... of the sweep file.
+    outcome.error = sweep.base_pointer.empty() || e.file() != sweep.base_file
+                        ? std::string(named.what())
+                        : ConfigError(named.file(), sweep.base_pointer + named.pointer(),
+                                      named.message())
+                              .what();
+  } catch (const Error& e) {
+    outcome.error = e.what();
+  } catch (const std::bad_alloc&) {
+    outcome.error = "out of memory: the task graph is too large for this machine";
+  }
+  return outcome;
+}
+
+}  // namespace perflow::explore
