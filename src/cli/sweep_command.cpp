@@ -1,8 +1,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cmath>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -85,7 +85,8 @@ Shard shard_of(const std::string& option) {
 // resumes from what reached the disk.
 class ResultsFile {
  public:
-  ResultsFile(std::string path, explore::TableFormat format) : path_(std::move(path)), format_(format) {}
+  ResultsFile(std::string path, explore::TableFormat format)
+      : path_(std::move(path)), format_(format) {}
   ResultsFile(const ResultsFile&) = delete;
   ResultsFile& operator=(const ResultsFile&) = delete;
   ResultsFile(ResultsFile&&) = default;
@@ -137,7 +138,8 @@ class ResultsFile {
 
 std::string format_duration(double seconds) {
   if (seconds < 60) return fmt::format("{:.0f}s", seconds);
-  if (seconds < 3600) return fmt::format("{:.0f}m{:02.0f}s", seconds / 60 - 0.5, std::fmod(seconds, 60));
+  if (seconds < 3600)
+    return fmt::format("{:.0f}m{:02.0f}s", seconds / 60 - 0.5, std::fmod(seconds, 60));
   return fmt::format("{:.0f}h{:02.0f}m", seconds / 3600 - 0.5, std::fmod(seconds / 60, 60));
 }
 
@@ -157,9 +159,10 @@ void run_merge(const SweepOptions& options) {
 void run_sweep_command(const SweepOptions& options) {
   if (!options.merge.empty()) return run_merge(options);
   if (options.files.size() != 1) {
-    throw Error(fmt::format("expected one sweep file, got {} (to merge shards: perflow sweep "
-                            "--merge OUT PARTS...)",
-                            options.files.size()));
+    throw Error(
+        fmt::format("expected one sweep file, got {} (to merge shards: perflow sweep "
+                    "--merge OUT PARTS...)",
+                    options.files.size()));
   }
   const std::string& sweep_path = options.files.front();
   std::vector<ResultsFile> outputs;
@@ -191,8 +194,8 @@ void run_sweep_command(const SweepOptions& options) {
   // Resume: every output continues after the rows all of them hold.
   std::uint64_t resumed = outputs.empty() ? 0 : last - first;
   for (const ResultsFile& out : outputs) {
-    resumed = std::min(resumed,
-                       explore::find_resume_point(out.path(), sweep, out.format(), first).rows);
+    resumed =
+        std::min(resumed, explore::find_resume_point(out.path(), sweep, out.format(), first).rows);
   }
   for (ResultsFile& out : outputs) {
     const explore::ResumePoint point =
@@ -212,7 +215,8 @@ void run_sweep_command(const SweepOptions& options) {
         if (to_stdout) {
           fmt::print("{}", explore::table_row(sweep, outcome, explore::TableFormat::Csv));
         }
-        for (ResultsFile& out : outputs) out.write(explore::table_row(sweep, outcome, out.format()));
+        for (ResultsFile& out : outputs)
+          out.write(explore::table_row(sweep, outcome, out.format()));
       },
       [&](const explore::SweepProgress& p) {
         for (ResultsFile& out : outputs) out.flush();
@@ -232,10 +236,10 @@ void run_sweep_command(const SweepOptions& options) {
   const std::uint64_t ran = last - first - resumed;
   std::string where;
   for (const ResultsFile& out : outputs) where += (where.empty() ? "" : " and ") + out.path();
-  const std::string slice =
-      shard.count > 1 ? fmt::format(" (shard {}/{}: runs {} to {})", shard.index, shard.count,
-                                    first, last == first ? first : last - 1)
-                      : std::string();
+  const std::string slice = shard.count > 1
+                                ? fmt::format(" (shard {}/{}: runs {} to {})", shard.index,
+                                              shard.count, first, last == first ? first : last - 1)
+                                : std::string();
   fmt::print("{}: {} runs{}", sweep_path, last - first, slice);
   if (resumed > 0) fmt::print(", {} already in {}", resumed, where);
   fmt::print("; ran {}: {} simulated, {} invalid\n", ran, ran - invalid, invalid);
@@ -247,8 +251,9 @@ void run_sweep_command(const SweepOptions& options) {
 void add_sweep_command(CLI::App& app) {
   auto options = std::make_shared<SweepOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "sweep", "Simulate every combination of a sweep file's axes over a base config, on every "
-               "core, one result row per run");
+      "sweep",
+      "Simulate every combination of a sweep file's axes over a base config, on every "
+      "core, one result row per run");
   cmd->add_option("files", options->files,
                   "The sweep file (JSON); with --merge, the result files of its shards");
   cmd->add_option("-o,--output", options->output,

@@ -76,7 +76,8 @@ std::uint64_t Sweep::run_count() const {
 
 std::vector<std::string> Sweep::pointers() const {
   std::vector<std::string> all;
-  for (const SweepAxis& axis : axes) all.insert(all.end(), axis.pointers.begin(), axis.pointers.end());
+  for (const SweepAxis& axis : axes)
+    all.insert(all.end(), axis.pointers.begin(), axis.pointers.end());
   return all;
 }
 
@@ -112,7 +113,14 @@ Sweep parse_sweep(const nlohmann::json& document, const std::vector<std::string>
     std::filesystem::path path = base.as_string();
     if (path.is_relative()) path = directory / path;
     sweep.base_file = path.lexically_normal().string();
-    sweep.base = read_json_file(path);
+    try {
+      sweep.base = read_json_file(path);
+    } catch (const ConfigError& e) {
+      // A file that cannot be read is named from where the sweep names it; a syntax error
+      // inside it names its own line.
+      if (!e.pointer().empty() || std::filesystem::exists(path)) throw;
+      base.fail(fmt::format("cannot read the base config '{}': {}", sweep.base_file, e.message()));
+    }
   } else if (base.value().is_object()) {
     sweep.base_file = file;
     sweep.base_pointer = "/base";

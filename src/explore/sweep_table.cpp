@@ -195,9 +195,10 @@ std::string merge_tables(std::span<const std::filesystem::path> parts, TableForm
       const std::string part_header = text.substr(0, end + 1);
       if (header.empty()) header = part_header;
       if (part_header != header) {
-        throw Error(fmt::format("{}: its header differs from {}'s: the parts are not of one "
-                                "sweep",
-                                part.string(), parts.front().string()));
+        throw Error(
+            fmt::format("{}: its header differs from {}'s: the parts are not of one "
+                        "sweep",
+                        part.string(), parts.front().string()));
       }
       begin = end + 1;
     }
@@ -205,9 +206,10 @@ std::string merge_tables(std::span<const std::filesystem::path> parts, TableForm
     while (begin < text.size()) {
       const std::size_t end = text.find('\n', begin);
       if (end == std::string::npos) {
-        throw Error(fmt::format("{}:line {}: the last row is incomplete (the shard was "
-                                "interrupted: rerun it to finish it)",
-                                part.string(), line));
+        throw Error(
+            fmt::format("{}:line {}: the last row is incomplete (the shard was "
+                        "interrupted: rerun it to finish it)",
+                        part.string(), line));
       }
       const std::string_view row = std::string_view(text).substr(begin, end - begin + 1);
       const std::optional<std::uint64_t> run = run_of(row.substr(0, row.size() - 1), format);
@@ -231,9 +233,10 @@ std::string merge_tables(std::span<const std::filesystem::path> parts, TableForm
       if (run < k) {
         throw Error(fmt::format("{}: run {} is also in another part", from[order[k]], run));
       }
-      throw Error(fmt::format("run {} is in none of the parts (a shard is missing or "
-                              "unfinished)",
-                              k));
+      throw Error(
+          fmt::format("run {} is in none of the parts (a shard is missing or "
+                      "unfinished)",
+                      k));
     }
     merged += row;
   }

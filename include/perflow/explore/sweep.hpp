@@ -21,10 +21,10 @@ struct SweepAxis {
 /// A sweep file (README "Sweeps"): a base config and the axes varied over it. Runs are
 /// numbered 0..run_count()-1 with the first axis outermost, in the file's order.
 struct Sweep {
-  std::string file;           ///< the sweep file, for messages
-  std::string base_file;      ///< the base config's file (the sweep file when inline)
-  std::string base_pointer;   ///< "/base" when the base is inline, else empty
-  nlohmann::json base;        ///< the base config document
+  std::string file;          ///< the sweep file, for messages
+  std::string base_file;     ///< the base config's file (the sweep file when inline)
+  std::string base_pointer;  ///< "/base" when the base is inline, else empty
+  nlohmann::json base;       ///< the base config document
   std::vector<SweepAxis> axes;
 
   [[nodiscard]] std::uint64_t run_count() const;
