@@ -4,10 +4,13 @@ JOBS ?= $(shell nproc)
 RELEASE_DIR ?= build/release
 TEST_DIR ?= build/test
 
-.PHONY: run test deps configure-release bench gallery format format-check clean
+.PHONY: run test deps test-deps configure-release bench gallery format format-check clean
 
 deps:
 	@./scripts/install-deps.sh
+
+test-deps:
+	@./scripts/install-deps.sh --test
 
 configure-release: deps
 	cmake -S . -B $(RELEASE_DIR) -DCMAKE_BUILD_TYPE=Release
@@ -20,7 +23,7 @@ run: configure-release
 	$(RELEASE_DIR)/perflow simulate examples/heterogeneous_zbv.json --svg trace.svg --report report.json
 
 # Warnings are errors; AddressSanitizer and UndefinedBehaviorSanitizer are on.
-test: deps
+test: test-deps
 	cmake -S . -B $(TEST_DIR) -DCMAKE_BUILD_TYPE=Debug -DPERFLOW_WERROR=ON -DPERFLOW_SANITIZE=address,undefined
 	cmake --build $(TEST_DIR) -j $(JOBS)
 	cd $(TEST_DIR) && ctest -j $(JOBS) --output-on-failure --timeout 300

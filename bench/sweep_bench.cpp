@@ -29,12 +29,11 @@ void BM_SweepZbv10k(benchmark::State& state) {
   const auto jobs = static_cast<unsigned>(state.range(0));
   std::size_t bytes = 0;
   for (auto _ : state) {
-    perflow::explore::run_sweep(sweep, 0, sweep.run_count(), jobs,
-                                [&](const perflow::explore::RunOutcome& outcome) {
-                                  bytes += perflow::explore::table_row(
-                                               sweep, outcome, perflow::explore::TableFormat::Csv)
-                                               .size();
-                                });
+    perflow::explore::run_sweep(
+        sweep, 0, sweep.run_count(), jobs, [&](const perflow::explore::RunOutcome& outcome) {
+          bytes += perflow::explore::table_row(sweep, outcome, perflow::explore::TableFormat::Csv)
+                       .size();
+        });
   }
   benchmark::DoNotOptimize(bytes);
   state.counters["configs/s"] = benchmark::Counter(

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages PerFlow builds against, only those that are missing.
-# Safe to run repeatedly; uses sudo when not root.
+# Safe to run repeatedly; uses sudo when not root. With --test, also what only the tests
+# use: a one-machine Slurm (slurm-wlm, munge) for the job-array sweep test.
 set -euo pipefail
 
 packages=(
@@ -11,6 +12,9 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-jsonschema
 )
+if [ "${1:-}" = "--test" ]; then
+  packages+=(slurm-wlm munge)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

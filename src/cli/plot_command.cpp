@@ -117,9 +117,11 @@ visualizer::ChartData make_chart(const explore::CsvTable& table, const PlotOptio
     }
   }
   chart.caption = fmt::format("{} of {} rows plotted", rows.size(), table.rows.size());
-  if (skipped > 0) chart.caption += fmt::format("; {} left out (an error or no {})", skipped, options.y);
+  if (skipped > 0)
+    chart.caption += fmt::format("; {} left out (an error or no {})", skipped, options.y);
   if (most > 1) {
-    chart.caption += fmt::format("; a point is the mean of up to {} rows (other columns vary)", most);
+    chart.caption +=
+        fmt::format("; a point is the mean of up to {} rows (other columns vary)", most);
   }
   return chart;
 }
@@ -145,7 +147,8 @@ void add_plot_command(CLI::App& app) {
   cmd->add_option("--x", options->x, "The column along the x axis (e.g. /pipeline/microbatches)")
       ->required();
   cmd->add_option("--y", options->y, "The column along the y axis (e.g. makespan_ns)")->required();
-  cmd->add_option("--by", options->by, "One line per value of this column (e.g. /pipeline/schedule)");
+  cmd->add_option("--by", options->by,
+                  "One line per value of this column (e.g. /pipeline/schedule)");
   cmd->add_option("-o,--output", options->output, "The chart: .svg, .png or .pdf")->required();
   cmd->callback([options] { run_plot(*options); });
 }

@@ -79,7 +79,8 @@ CsvTable read_csv_table(const std::filesystem::path& path) {
     ++i;
   }
   if (!field.empty() || !record.empty()) end_record();  // no final line break
-  if (table.columns.empty()) throw FormatError(table.file, 1, "expected a header line, got an empty file");
+  if (table.columns.empty())
+    throw FormatError(table.file, 1, "expected a header line, got an empty file");
   return table;
 }
 

@@ -74,8 +74,7 @@ void check(const ChartData& chart) {
   for (const ChartSeries& s : chart.series) {
     for (const ChartSeries::Point& p : s.points) {
       if (!std::isfinite(p.x) || !std::isfinite(p.y)) {
-        throw std::invalid_argument(
-            fmt::format("chart point ({}, {}) is not finite", p.x, p.y));
+        throw std::invalid_argument(fmt::format("chart point ({}, {}) is not finite", p.x, p.y));
       }
       ++points;
     }
@@ -108,7 +107,8 @@ std::string render_chart(const ChartData& chart, ImageFormat format) {
   set_font(measure.get(), kTickSize);
   double y_label_width = 0;
   for (double v = y_ticks.low; v <= y_ticks.high + y_ticks.step / 2; v += y_ticks.step) {
-    y_label_width = std::max(y_label_width, text_width(measure.get(), value_label(v, chart.y_unit)));
+    y_label_width =
+        std::max(y_label_width, text_width(measure.get(), value_label(v, chart.y_unit)));
   }
   std::size_t named = 0;
   for (const ChartSeries& s : chart.series) named += s.name.empty() ? 0u : 1u;
@@ -170,7 +170,8 @@ std::string render_chart(const ChartData& chart, ImageFormat format) {
       show_text(cr, px - text_width(cr, label) / 2, plot_bottom + 4 + kTickSize, label);
     };
     if (categorical) {
-      for (std::size_t i = 0; i < chart.categories.size(); ++i) x_tick(double(i), chart.categories[i]);
+      for (std::size_t i = 0; i < chart.categories.size(); ++i)
+        x_tick(double(i), chart.categories[i]);
     } else {
       for (double v = x_ticks.low; v <= x_ticks.high + x_ticks.step / 2; v += x_ticks.step) {
         x_tick(v, value_label(v, chart.x_unit));
@@ -189,7 +190,8 @@ std::string render_chart(const ChartData& chart, ImageFormat format) {
     show_text(cr, plot_x + (plot_width - text_width(cr, chart.x_label)) / 2, x_label_y,
               chart.x_label);
     cairo_save(cr);
-    cairo_translate(cr, kMargin + kTextSize, plot_top + (kPlotHeight + text_width(cr, chart.y_label)) / 2);
+    cairo_translate(cr, kMargin + kTextSize,
+                    plot_top + (kPlotHeight + text_width(cr, chart.y_label)) / 2);
     cairo_rotate(cr, -M_PI / 2);
     show_text(cr, 0, 0, chart.y_label);
     cairo_restore(cr);
