@@ -32,8 +32,11 @@ std::vector<nlohmann::json> read_range(const JsonCursor& c) {
                         step_at.value().is_number_integer();
   // Tolerate rounding so 0.1 steps reach `to`.
   const double steps = std::floor((to - from) / step + 1e-9);
-  if (steps + 1 > double(kMaxSweepRuns)) {
-    c.fail(fmt::format("{} values; a sweep may have at most {} runs", steps + 1, kMaxSweepRuns));
+  // Every value is held in memory: an axis has at most 2^24 of them.
+  constexpr double kMaxAxisValues = double(1 << 24);
+  if (steps + 1 > kMaxAxisValues) {
+    c.fail(
+        fmt::format("{:.0f} values; an axis may have at most {:.0f}", steps + 1, kMaxAxisValues));
   }
   std::vector<nlohmann::json> values;
   values.reserve(static_cast<std::size_t>(steps) + 1);

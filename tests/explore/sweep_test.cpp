@@ -99,6 +99,15 @@ TEST(Sweep, ErrorsNameThePointer) {
             "s.json:/axes/stages: expected a JSON pointer such as /pipeline/stages, got 'stages'");
   EXPECT_EQ(error_of([] { sweep_of(R"({"/a": {"from": 1, "to": 4, "step": -1}})", {"/a"}); }),
             "s.json:/axes/~1a/step: expected a step that goes from 1 to 4, got -1");
+  EXPECT_EQ(error_of([] { sweep_of(R"({"/a": {"from": 0, "to": 1e9, "step": 1}})", {"/a"}); }),
+            "s.json:/axes/~1a: 1000000001 values; an axis may have at most 16777216");
+  EXPECT_EQ(error_of([] {
+              sweep_of(R"({"/a": {"from": 1, "to": 65536, "step": 1},
+                           "/b": {"from": 1, "to": 65536, "step": 1},
+                           "/c": {"from": 1, "to": 2, "step": 1}})",
+                       {"/a", "/b", "/c"});
+            }),
+            "s.json:/axes: 8589934592 runs; a sweep may have at most 4294967296");
   EXPECT_EQ(error_of([] { sweep_of(R"({"/a": 3})", {"/a"}); }),
             "s.json:/axes/~1a: expected a list of values or {\"from\": a, \"to\": b, \"step\": s}, "
             "got 3");
