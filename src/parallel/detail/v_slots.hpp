@@ -14,7 +14,10 @@
 
 namespace perflow::parallel::detail {
 
-using Slot = std::int64_t;
+// Slots stay below 2^31: the block spans about 6(p + m) slots, re-timing only pulls tasks
+// earlier and a device's W's go at most 2m slots past its last task, while p, m <= tasks / 6
+// <= 2^28 / 6 (kMaxPipelineTasks).
+using Slot = std::int32_t;
 inline constexpr Slot kUnsetSlot = std::numeric_limits<Slot>::min();
 
 /// Task types of the construction; the first four come from the building block. kW holds

@@ -53,19 +53,23 @@ PipelinePlan plan_v_building_block(const PipelineSpec& spec,
   SlotTable slots(p, m);
   for (std::uint32_t d = 0; d < p; ++d) {
     for (std::uint8_t t = 0; t < 4; ++t) {
-      for (std::uint32_t i = 0; i < m; ++i) slots.at(d, t, i) = block[d][t] + Slot{6} * i;
+      for (std::uint32_t i = 0; i < m; ++i) {
+        slots.at(d, t, i) = static_cast<Slot>(block[d][t] + std::int64_t{6} * i);
+      }
     }
   }
   // 2-3. W's in the free slots, squeeze with them, re-time; squeeze the cool-down without
   // them, re-time.
-  SlotOrder order;
-  put_weight_gradients(slots, false);
-  squeeze(slots, true, order);
-  run_eagerly(slots, order);
-  slots.set_rows(VRows::kBlock);
-  squeeze(slots, false, order);
-  put_weight_gradients(slots, false);
-  run_eagerly(slots, order);
+  {
+    SlotOrder order;  // freed before the programs are built
+    put_weight_gradients(slots, false);
+    squeeze(slots, true, order);
+    run_eagerly(slots, order);
+    slots.set_rows(VRows::kBlock);
+    squeeze(slots, false, order);
+    put_weight_gradients(slots, false);
+    run_eagerly(slots, order);
+  }
   // 4. W1 and W0 back into the free slots; each device runs in slot order.
   put_weight_gradients(slots, true);
   std::int64_t peak = 0;

@@ -49,7 +49,7 @@ struct State {
   std::int64_t waiting = 0;
 
   void idle(Slot free_slots) {  // each free slot runs one waiting W
-    const std::int64_t runs = std::min(free_slots, waiting);
+    const std::int64_t runs = std::min<std::int64_t>(free_slots, waiting);
     level -= runs;
     waiting -= runs;
   }
