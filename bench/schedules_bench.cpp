@@ -1,6 +1,8 @@
 // Every registered schedule at about a million tasks: "plan" is the schedule alone (what
 // an automatic scheduler such as zb spends deciding the order), "end to end" is plan +
-// build + freeze + simulate. Registered from the schedule registry, so a new schedule is
+// build + freeze + simulate. Also every schedule's plan on a wide pipeline, 4096 stages x 8
+// microbatches (197k tasks at two chunks), where a planner whose cost grows with stages
+// squared stands out. Registered from the schedule registry, so a new schedule is
 // benchmarked without touching this file. Run: make bench.
 #include <benchmark/benchmark.h>
 
@@ -16,15 +18,16 @@ using namespace perflow;
 
 const parallel::CostTable kCosts(parallel::TaskCosts{1'315'000, 2'733'000, 2'650'000, 1.0, 0.0});
 
-// p = 128 devices, v = the first chunk count the schedule accepts, m so that the pipeline
-// has about 1M tasks.
-std::optional<parallel::PipelineSpec> million_task_spec(const parallel::ScheduleInfo& info) {
+// p devices, v = the first chunk count the schedule accepts, m = microbatches(v).
+std::optional<parallel::PipelineSpec> accepted_spec(const parallel::ScheduleInfo& info,
+                                                    std::uint32_t p,
+                                                    std::uint32_t (*microbatches)(std::uint32_t)) {
   for (std::uint32_t v = 1; v <= 2; ++v) {
     parallel::PipelineSpec spec;
     spec.schedule = info.name;
-    spec.stages = 128;
+    spec.stages = p;
     spec.chunks = v;
-    spec.microbatches = 4096 / v;
+    spec.microbatches = microbatches(v);
     try {
       (void)parallel::plan_schedule(spec, kCosts);
       return spec;
@@ -59,18 +62,31 @@ void BM_ScheduleEndToEnd(benchmark::State& state, parallel::PipelineSpec spec) {
                          benchmark::Counter::kIsRate);
 }
 
+std::string size_name(const parallel::PipelineSpec& spec) {
+  return "/p" + std::to_string(spec.stages) + "/m" + std::to_string(spec.microbatches) + "/v" +
+         std::to_string(spec.chunks);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   for (const auto& info : parallel::builtin_schedules().all()) {
-    const auto spec = million_task_spec(info);
+    // About 1M tasks: p = 128, m = 4096 / v.
+    const auto spec = accepted_spec(info, 128, [](std::uint32_t v) { return 4096 / v; });
     if (!spec) continue;  // e.g. custom: needs a user order
-    const std::string size =
-        "/p128/m" + std::to_string(spec->microbatches) + "/v" + std::to_string(spec->chunks);
-    benchmark::RegisterBenchmark(("BM_Plan/" + info.name + size).c_str(), BM_Plan, *spec)
+    benchmark::RegisterBenchmark(("BM_Plan/" + info.name + size_name(*spec)).c_str(), BM_Plan,
+                                 *spec)
         ->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark(("BM_ScheduleEndToEnd/" + info.name + size).c_str(),
+    benchmark::RegisterBenchmark(("BM_ScheduleEndToEnd/" + info.name + size_name(*spec)).c_str(),
                                  BM_ScheduleEndToEnd, *spec)
+        ->Unit(benchmark::kMillisecond);
+  }
+  for (const auto& info : parallel::builtin_schedules().all()) {
+    // Wide: p = 4096, m = 8.
+    const auto spec = accepted_spec(info, 4096, [](std::uint32_t) { return 8u; });
+    if (!spec) continue;
+    benchmark::RegisterBenchmark(("BM_PlanWide/" + info.name + size_name(*spec)).c_str(), BM_Plan,
+                                 *spec)
         ->Unit(benchmark::kMillisecond);
   }
   benchmark::Initialize(&argc, argv);

@@ -21,7 +21,12 @@
 // The reference tries the 2 x 2 x 2 combinations of its three switches and keeps the one
 // with the shortest longest stage span; this one keeps the one with the shortest makespan
 // (then the shortest longest span, then the reference's order), so it never finishes after
-// the reference's choice. The construction is O(p * m) per combination.
+// the reference's choice. The construction is O(p * m) per combination. Each build notes the
+// switches it consulted, those whose other value would have changed what it did (the warm-up
+// forwards, the stages running a forward for some microbatch, a W run before a task): a
+// combination differing from one already built only in switches that build did not consult
+// would build the same schedule, so it is skipped; and the winner's steps are kept from its
+// build rather than built again.
 //
 // Memory is counted in units of one F's activation per stage: F adds 1, B frees the
 // stage's backward_frees, W frees the rest. memory_limit (default p, 1F1B's memory) bounds
@@ -39,6 +44,7 @@
 
 #include "../detail/schedules.hpp"
 #include "perflow/core/error.hpp"
+#include "perflow/core/huge_page_allocator.hpp"
 
 namespace perflow::parallel::detail {
 namespace {
@@ -48,6 +54,14 @@ struct Switches {
   bool prioritize_b;
   bool no_bubble_greedy;
 };
+
+// The switches as bits: which ones a run consulted in a way that changed what it did.
+enum SwitchBit : unsigned { kAllowBubble = 1u << 0, kPrioritizeB = 1u << 1, kGreedy = 1u << 2 };
+
+unsigned bits(const Switches& s) {
+  return (s.allow_bubble_before_first_b ? kAllowBubble : 0u) |
+         (s.prioritize_b ? kPrioritizeB : 0u) | (s.no_bubble_greedy ? kGreedy : 0u);
+}
 
 struct StageCosts {
   TimeNs f = 0;
@@ -76,13 +90,25 @@ class GreedyBuilder {
         w_(p_),
         end_(p_),
         bubble_(p_),
-        f_done_(std::size_t{p_} * m_),
-        b_done_(std::size_t{p_} * m_) {}
+        f_done_(std::size_t{p_} * m_, 0),
+        b_done_(std::size_t{p_} * m_, 0),
+        kinds_(std::size_t{p_} * m_ * 3),
+        kept_kinds_(std::size_t{p_} * m_ * 3) {}
 
-  /// Builds one combination and appends its steps to `programs` if given. The outcome is
-  /// not ok (the programs then partial) if the construction gets stuck, which the checks
-  /// in put() and fill_before() turn into a failure instead of an invalid order.
-  Outcome run(const Switches& s, std::vector<std::vector<Step>>* programs);
+  /// Builds one combination, recording its steps. The outcome is not ok (the steps then
+  /// partial) if the construction gets stuck, which the checks in put() and fill_before()
+  /// turn into a failure instead of an invalid order.
+  Outcome run(const Switches& s);
+
+  /// Keeps the last run's steps (the next run records over the ones kept before): the
+  /// search keeps its best run's this way instead of running it again.
+  void keep_steps() { kinds_.swap(kept_kinds_); }
+  /// Stage j's kept program (3m steps).
+  void kept_program(std::uint32_t j, std::vector<Step>& program) const;
+
+  /// The switches whose value changed a decision of the last run (SwitchBit), up to where it
+  /// ended: a combination differing only in other switches builds the same schedule.
+  [[nodiscard]] unsigned consulted() const { return consulted_; }
 
  private:
   static constexpr double kEps = 1e-9;
@@ -93,10 +119,22 @@ class GreedyBuilder {
   }
   double w_frees(std::uint32_t j) const { return 1.0 - costs_[j].b_frees; }
   bool fits(double amount) const { return amount <= limit_ + kEps; }
-  TimeNs& f_time(std::uint32_t j, std::uint32_t mb) { return f_done_[std::size_t{j} * m_ + mb]; }
-  TimeNs& b_time(std::uint32_t j, std::uint32_t mb) { return b_done_[std::size_t{j} * m_ + mb]; }
+  // Microbatch-major: the stages of one microbatch are next to each other, and a step of the
+  // construction works on one or two microbatches across the stages.
+  TimeNs& f_time(std::uint32_t j, std::uint32_t mb) { return f_done_[std::size_t{mb} * p_ + j]; }
+  TimeNs f_time(std::uint32_t j, std::uint32_t mb) const {
+    return f_done_[std::size_t{mb} * p_ + j];
+  }
+  TimeNs& b_time(std::uint32_t j, std::uint32_t mb) { return b_done_[std::size_t{mb} * p_ + j]; }
 
   bool put(std::uint32_t j, TaskKind kind);
+  /// Microbatch 0's extra warm-up forwards per stage, once every stage ran its F0: as many
+  /// as fit in memory and end before the stage's first B can start (or, `allow_bubble`,
+  /// start before it), thinned so that each stage warms up with fewer than the one before.
+  [[nodiscard]] std::vector<std::uint32_t> warm_up_forwards(bool allow_bubble) const;
+  /// "Prioritize B", for a stage already two forwards ahead of stage j+1: true if stage j
+  /// should skip its next forward, which would delay stage j+1's next B.
+  [[nodiscard]] bool would_delay_next_b(std::uint32_t j) const;
   /// Runs W's on stage j before a task whose input arrives at `ready`; false if stuck.
   bool fill_before(std::uint32_t j, double task_memory, TimeNs ready, bool has_ready,
                    const Switches& s);
@@ -109,8 +147,12 @@ class GreedyBuilder {
   std::vector<std::uint32_t> f_, b_, w_;
   std::vector<TimeNs> end_, bubble_;
   TimeNs max_bubble_ = 0;
-  std::vector<TimeNs> f_done_, b_done_;
-  std::vector<std::vector<Step>>* out_ = nullptr;
+  BigVector<TimeNs> f_done_, b_done_;
+  // Per stage, 3m: the kinds of the current run's steps, in order. A step's microbatch is
+  // implied: the n-th F (B, W) of a stage is microbatch n.
+  BigVector<TaskKind> kinds_;
+  BigVector<TaskKind> kept_kinds_;
+  unsigned consulted_ = 0;
 };
 
 bool GreedyBuilder::put(std::uint32_t j, TaskKind kind) {
@@ -150,50 +192,30 @@ bool GreedyBuilder::put(std::uint32_t j, TaskKind kind) {
   }
   end_[j] = finish;
   if (slot != nullptr) *slot = finish;
+  kinds_[std::size_t{j} * m_ * 3 + f_[j] + b_[j] + w_[j]] = kind;
   if (kind == TaskKind::F) ++f_[j];
   if (kind == TaskKind::B) ++b_[j];
   if (kind == TaskKind::W) ++w_[j];
-  if (out_ != nullptr) (*out_)[j].push_back({kind, mb, 0});
   return true;
 }
 
-bool GreedyBuilder::fill_before(std::uint32_t j, double task_memory, TimeNs ready, bool has_ready,
-                                const Switches& s) {
-  while (!fits(memory(j) + task_memory)) {
-    if (!put(j, TaskKind::W)) return false;  // the reference's "Cannot fit memory"
+void GreedyBuilder::kept_program(std::uint32_t j, std::vector<Step>& program) const {
+  std::array<std::uint32_t, 3> next{};  // by kind: F, B, W
+  program.reserve(std::size_t{m_} * 3);
+  const auto* kind = kept_kinds_.data() + std::size_t{j} * m_ * 3;
+  for (std::size_t n = 0; n < std::size_t{m_} * 3; ++n) {
+    program.push_back({kind[n], next[static_cast<std::size_t>(kind[n])]++, 0});
   }
-  if (!has_ready) return true;
-  while (w_[j] < b_[j] && end_[j] + costs_[j].w <= ready) put(j, TaskKind::W);
-  if (w_[j] < b_[j] && end_[j] < ready) {
-    // A W would overrun the arrival; run it anyway unless the gap is a bubble no longer
-    // than the largest one so far and the greedy switch is off.
-    if (ready - end_[j] > max_bubble_ - bubble_[j] || s.no_bubble_greedy) put(j, TaskKind::W);
-  }
-  return true;
 }
 
-Outcome GreedyBuilder::run(const Switches& s, std::vector<std::vector<Step>>* programs) {
-  std::fill(f_.begin(), f_.end(), 0u);
-  std::fill(b_.begin(), b_.end(), 0u);
-  std::fill(w_.begin(), w_.end(), 0u);
-  std::fill(end_.begin(), end_.end(), TimeNs{0});
-  std::fill(bubble_.begin(), bubble_.end(), TimeNs{0});
-  max_bubble_ = 0;
-  out_ = programs;
-  Outcome fail;
+std::vector<std::uint32_t> GreedyBuilder::warm_up_forwards(bool allow_bubble) const {
   std::vector<std::uint32_t> extra(p_, 0);
-
-  // Microbatch 0: F0 everywhere, extra warm-up forwards, then B0 back up the pipeline.
-  for (std::uint32_t j = 0; j < p_; ++j) {
-    if (!put(j, TaskKind::F)) return fail;
-  }
   TimeNs first_b_ready = f_time(p_ - 1, 0) + costs_[p_ - 1].b;
   for (std::uint32_t j = p_ - 1; j-- > 0;) {
     double mem = memory(j);
     TimeNs t = end_[j];
     while (f_[j] + extra[j] < m_ && fits(mem + 1.0)) {
-      if (s.allow_bubble_before_first_b ? t + costs_[j].f > first_b_ready + comm_
-                                        : t >= first_b_ready + comm_) {
+      if (allow_bubble ? t + costs_[j].f > first_b_ready + comm_ : t >= first_b_ready + comm_) {
         break;
       }
       mem += 1.0;
@@ -206,6 +228,54 @@ Outcome GreedyBuilder::run(const Switches& s, std::vector<std::vector<Step>>* pr
     while (extra[j] > 0 && extra[j] >= extra[j - 1] && f_[j] + extra[j] < m_) --extra[j];
     extra[j] = std::min(extra[j], extra[j - 1]);  // never outrun the previous stage
   }
+  return extra;
+}
+
+bool GreedyBuilder::would_delay_next_b(std::uint32_t j) const {
+  const TimeNs next_b = end_[j + 1] + costs_[j + 1].f + costs_[j + 1].b + comm_;
+  if (end_[j] >= next_b) return true;
+  TimeNs w_cost = 0;
+  double mem = memory(j) + 1.0;
+  for (std::uint32_t k = w_[j]; !fits(mem) && k < b_[j]; ++k) {
+    w_cost += costs_[j].w;
+    mem -= w_frees(j);
+  }
+  return end_[j] + costs_[j].f + w_cost > next_b && next_b - end_[j] <= max_bubble_ - bubble_[j];
+}
+
+bool GreedyBuilder::fill_before(std::uint32_t j, double task_memory, TimeNs ready, bool has_ready,
+                                const Switches& s) {
+  while (!fits(memory(j) + task_memory)) {
+    if (!put(j, TaskKind::W)) return false;  // the reference's "Cannot fit memory"
+  }
+  if (!has_ready) return true;
+  while (w_[j] < b_[j] && end_[j] + costs_[j].w <= ready) put(j, TaskKind::W);
+  if (w_[j] < b_[j] && end_[j] < ready) {
+    // A W would overrun the arrival; run it anyway unless the gap is a bubble no longer
+    // than the largest one so far and the greedy switch is off.
+    const bool long_gap = ready - end_[j] > max_bubble_ - bubble_[j];
+    if (!long_gap) consulted_ |= kGreedy;
+    if (long_gap || s.no_bubble_greedy) put(j, TaskKind::W);
+  }
+  return true;
+}
+
+Outcome GreedyBuilder::run(const Switches& s) {
+  std::fill(f_.begin(), f_.end(), 0u);
+  std::fill(b_.begin(), b_.end(), 0u);
+  std::fill(w_.begin(), w_.end(), 0u);
+  std::fill(end_.begin(), end_.end(), TimeNs{0});
+  std::fill(bubble_.begin(), bubble_.end(), TimeNs{0});
+  max_bubble_ = 0;
+  consulted_ = 0;
+  Outcome fail;
+  // Microbatch 0: F0 everywhere, extra warm-up forwards, then B0 back up the pipeline.
+  for (std::uint32_t j = 0; j < p_; ++j) {
+    if (!put(j, TaskKind::F)) return fail;
+  }
+  const std::vector<std::uint32_t> extra = warm_up_forwards(s.allow_bubble_before_first_b);
+  // The switch is consulted only where it changes the warm-up.
+  if (extra != warm_up_forwards(!s.allow_bubble_before_first_b)) consulted_ |= kAllowBubble;
   for (std::uint32_t j = 0; j < p_; ++j) {
     for (std::uint32_t k = 0; k < extra[j]; ++k) {
       if (!put(j, TaskKind::F)) return fail;
@@ -215,29 +285,27 @@ Outcome GreedyBuilder::run(const Switches& s, std::vector<std::vector<Step>>* pr
     if (!put(j, TaskKind::B)) return fail;
   }
 
+  // Which stages run a forward this microbatch, with the switch as set and flipped.
   std::vector<std::uint8_t> wants_f(p_, 0);
+  std::vector<std::uint8_t> wants_f_flipped(p_, 0);
   for (std::uint32_t i = 1; i < m_; ++i) {
+    bool any_yields = false;
     for (std::uint32_t j = 0; j < p_; ++j) {
-      wants_f[j] = 0;
-      if (f_[j] >= m_) continue;
-      if (s.prioritize_b && j + 1 < p_ && f_[j] >= f_[j + 1] + 2) {
-        // Already two forwards ahead: skip this one if it would delay stage j+1's next B.
-        const TimeNs next_b = end_[j + 1] + costs_[j + 1].f + costs_[j + 1].b + comm_;
-        if (end_[j] >= next_b) continue;
-        TimeNs w_cost = 0;
-        double mem = memory(j) + 1.0;
-        for (std::uint32_t k = w_[j]; !fits(mem) && k < b_[j]; ++k) {
-          w_cost += costs_[j].w;
-          mem -= w_frees(j);
-        }
-        if (end_[j] + costs_[j].f + w_cost > next_b &&
-            next_b - end_[j] <= max_bubble_ - bubble_[j]) {
-          continue;
-        }
-      }
-      wants_f[j] = 1;
+      const std::uint8_t may = f_[j] < m_ ? 1 : 0;
+      const bool yields = may != 0 && j + 1 < p_ && f_[j] >= f_[j + 1] + 2 && would_delay_next_b(j);
+      any_yields = any_yields || yields;
+      const std::uint8_t prioritized = yields ? 0 : may;
+      wants_f[j] = s.prioritize_b ? prioritized : may;
+      wants_f_flipped[j] = s.prioritize_b ? may : prioritized;
     }
     for (std::uint32_t j = p_ - 1; j-- > 0;) wants_f[j] = std::min(wants_f[j], wants_f[j + 1]);
+    if (any_yields) {
+      // The switch is consulted only where it changes which stages run a forward.
+      for (std::uint32_t j = p_ - 1; j-- > 0;) {
+        wants_f_flipped[j] = std::min(wants_f_flipped[j], wants_f_flipped[j + 1]);
+      }
+      if (wants_f != wants_f_flipped) consulted_ |= kPrioritizeB;
+    }
     for (std::uint32_t j = 0; j < p_; ++j) {
       if (wants_f[j] == 0) continue;
       const bool has_ready = j > 0 && f_[j - 1] > f_[j];
@@ -299,13 +367,24 @@ PipelinePlan plan_zb_auto(const PipelineSpec& spec, const CostTable& costs) {
   }
   std::size_t best = all.size();
   Outcome best_outcome;
+  // Each combination run, and the switches its run consulted.
+  std::vector<std::pair<unsigned, unsigned>> runs;
   for (std::size_t k = 0; k < all.size(); ++k) {
-    const Outcome o = builder.run(all[k], nullptr);
+    // A combination differing from one already run only in switches that run never consulted
+    // builds the same schedule: it could not win.
+    const unsigned switches = bits(all[k]);
+    if (std::any_of(runs.begin(), runs.end(),
+                    [&](const auto& run) { return ((run.first ^ switches) & run.second) == 0; })) {
+      continue;
+    }
+    const Outcome o = builder.run(all[k]);
+    runs.emplace_back(switches, builder.consulted());
     if (!o.ok) continue;
     if (best == all.size() || o.makespan < best_outcome.makespan ||
         (o.makespan == best_outcome.makespan && o.longest_span < best_outcome.longest_span)) {
       best = k;
       best_outcome = o;
+      builder.keep_steps();
     }
   }
   if (best == all.size()) {
@@ -314,8 +393,7 @@ PipelinePlan plan_zb_auto(const PipelineSpec& spec, const CostTable& costs) {
         "memory_limit");
   }
   PipelinePlan plan = empty_plan(spec, PipelineShape::Linear);
-  for (auto& program : plan.programs) program.reserve(std::size_t{spec.microbatches} * 3);
-  builder.run(all[best], &plan.programs);
+  for (std::uint32_t j = 0; j < spec.stages; ++j) builder.kept_program(j, plan.programs[j]);
   return plan;
 }
 
