@@ -42,6 +42,8 @@ const Simulated& trace_of(std::uint32_t stages, std::uint32_t microbatches, bool
 void report(benchmark::State& state, const Simulated& run, std::size_t bytes) {
   state.counters["tasks"] = static_cast<double>(run.graph.task_count());
   state.counters["bytes"] = static_cast<double>(bytes);
+  state.counters["bytes_per_task"] =
+      static_cast<double>(bytes) / static_cast<double>(run.graph.task_count());
 }
 
 void BM_Timeline(benchmark::State& state, visualizer::ImageFormat format, bool memory_chart) {

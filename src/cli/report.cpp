@@ -1,122 +1,229 @@
 #include "perflow/cli/report.hpp"
 
-#include <cmath>
+#include <algorithm>
+#include <array>
+#include <cstdint>
 #include <optional>
+#include <span>
+#include <string_view>
 
+#include "perflow/core/huge_page_allocator.hpp"
+#include "perflow/core/json_writer.hpp"
+
+// The report is streamed in the order nlohmann::json prints an object: keys sorted. Every
+// key is always present (null when it does not apply), so the layout never depends on the
+// run; tests/cli/report_test.cpp checks the bytes against a tree dumped by nlohmann.
 namespace perflow::cli {
+namespace {
 
-nlohmann::json make_report(const Config& config, const EventGraph& graph,
-                           const simulator::SimulationResult& result) {
+/// A task's label ("F12.0", as graph.label) without an allocation per task.
+class LabelBuffer {
+ public:
+  std::string_view of(const TaskLabel& task) {
+    const std::string_view kind = to_string(task.kind);
+    char* p = data_ + kind.copy(data_, kind.size());
+    p = put_decimal(p, task.microbatch);
+    *p++ = '.';
+    p = put_decimal(p, task.chunk);
+    return {data_, static_cast<std::size_t>(p - data_)};
+  }
+  std::string_view of(const EventGraph& graph, TaskId t) {
+    return of({graph.kind(t), graph.microbatch(t), graph.chunk(t)});
+  }
+
+ private:
+  static char* put_decimal(char* p, std::uint32_t x) {
+    char digits[10];
+    std::size_t n = 0;
+    do {
+      digits[n++] = static_cast<char>('0' + x % 10);
+      x /= 10;
+    } while (x != 0);
+    while (n > 0) *p++ = digits[--n];
+    return p;
+  }
+
+  char data_[64];  // a kind name (at most 16 bytes) and two 32-bit numbers
+};
+
+void number_or_null(JsonWriter& w, std::string_view key, std::optional<double> x) {
+  w.key(key);
+  if (x) {
+    w.value(*x);  // NaN and infinities are written as null, as nlohmann does
+  } else {
+    w.value(nullptr);
+  }
+}
+
+void string_or_null(JsonWriter& w, std::string_view key, std::string_view text) {
+  w.key(key);
+  if (text.empty()) {
+    w.value(nullptr);
+  } else {
+    w.value(text);
+  }
+}
+
+void write_model(JsonWriter& w, const ModelPlan& plan, const std::optional<Throughput>& achieved) {
+  w.begin_object();
+  w.field("global_batch_size", plan.training.global_batch_size);
+  w.field("gpus", achieved ? achieved->gpus : 0);
+  w.field("layers", plan.transformer.layers);
+  w.field("micro_batch_size", plan.training.micro_batch_size);
+  w.field("parameters", plan.transformer.parameters());
+  w.field("precision", model::to_string(plan.training.precision));
+  string_or_null(w, "preset", plan.preset);
+  w.field("recompute", model::to_string(plan.training.recompute));
+  w.field("split", plan.split);
+  w.end_object();
+}
+
+/// Per chunk, the layers a device holds, and the memory the model puts on it; null without
+/// a model.
+void write_layers_and_breakdown(JsonWriter& w, const Config& config, DeviceId device) {
+  const std::uint32_t chunks = config.pipeline.chunks;
+  if (!config.model || config.model->positions.empty() || device.value >= config.pipeline.stages) {
+    w.field("layers", nullptr);
+    w.field("memory_breakdown", nullptr);
+    return;
+  }
+  double weights = 0, gradients = 0, optimizer = 0;
+  w.key("layers").begin_array();
+  for (std::uint32_t c = 0; c < chunks; ++c) {
+    const model::PositionCosts& p = config.model->positions[device.value * chunks + c];
+    const parallel::TaskCosts& costs = config.costs.at(StageId{device.value}, c);
+    w.begin_object()
+        .field("activation", costs.activation)
+        .field("backward_ns", costs.backward)
+        .field("chunk", c)
+        .field("count", p.layers.count)
+        .field("embedding", p.layers.embedding)
+        .field("first", p.layers.first)
+        .field("forward_ns", costs.forward)
+        .field("head", p.layers.head)
+        .field("weight_ns", costs.weight)
+        .end_object();
+    weights += p.weight_bytes;
+    gradients += p.gradient_bytes;
+    optimizer += p.optimizer_bytes;
+  }
+  w.end_array();
+  w.key("memory_breakdown")
+      .begin_object()
+      .field("gradients", gradients)
+      .field("optimizer_state", optimizer)
+      .field("weights", weights)
+      .end_object();
+}
+
+constexpr std::size_t kLabelBlock = 64;
+
+}  // namespace
+
+std::string render_report(const Config& config, const EventGraph& graph,
+                          const simulator::SimulationResult& result) {
   const simulator::Metrics& m = result.metrics;
-  nlohmann::json report;
-  report["schedule"] = config.pipeline.schedule;
-  report["stages"] = config.pipeline.stages;
-  report["microbatches"] = config.pipeline.microbatches;
-  report["chunks"] = config.pipeline.chunks;
-  report["split_backward"] = config.pipeline.split_backward;
-  report["costs_per"] = config.costs_per;
-  report["mode"] = simulator::to_string(config.simulation.mode);
-  report["tasks"] = graph.task_count();
-  report["makespan_ns"] = m.makespan;
-  report["bubble_ratio"] = m.bubble_ratio;
-  report["total_work_ns"] = m.total_work;
-  report["dependency_bound_ns"] = m.dependency_bound;
-  report["data_parallel"] = config.data_parallel.degree;
-  report["tensor_parallel"] = config.tensor_parallel;
-  report["lower_communication"] = config.lower_communication;
+  const Trace& trace = result.trace;
   TimeNs communication = 0;
   for (const simulator::DeviceMetrics& dm : m.devices) communication += dm.communication;
-  report["communication_ns"] = communication;
-
-  // /model: what the step achieves, and what the model is.
   const std::optional<Throughput> achieved = throughput(config, m.makespan);
-  const auto number_or_null = [](double x) {
-    return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr);
+  const auto achieved_field = [&achieved](double Throughput::*field) {
+    return achieved ? std::optional<double>((*achieved).*field) : std::nullopt;
   };
-  report["tokens_per_s"] = achieved ? number_or_null(achieved->tokens_per_s) : nullptr;
-  report["model_tflops_per_gpu"] =
-      achieved ? number_or_null(achieved->model_tflops_per_gpu) : nullptr;
-  report["mfu"] = achieved ? number_or_null(achieved->mfu) : nullptr;
-  report["model"] = nullptr;
-  if (config.model) {
-    const ModelPlan& plan = *config.model;
-    report["model"] = {
-        {"preset", plan.preset.empty() ? nlohmann::json(nullptr) : nlohmann::json(plan.preset)},
-        {"layers", plan.transformer.layers},
-        {"parameters", plan.transformer.parameters()},
-        {"split", plan.split},
-        {"precision", model::to_string(plan.training.precision)},
-        {"recompute", model::to_string(plan.training.recompute)},
-        {"micro_batch_size", plan.training.micro_batch_size},
-        {"global_batch_size", plan.training.global_batch_size},
-        {"gpus", achieved ? achieved->gpus : 0}};
-  }
 
-  nlohmann::json path = nlohmann::json::array();
+  // Sized once, so the text is never copied while it grows: about 16 bytes per label in
+  // `order` ("    \"BW12.0\",\n"), 100 per critical path step, little else. Only the pages
+  // written are touched, and they are huge pages where the kernel agrees.
+  std::string out;
+  out.reserve(graph.task_count() * 24 + m.critical_path.size() * 128 + m.devices.size() * 2048 +
+              4096);
+  detail::advise_huge_pages(out.data(), out.capacity());
+  JsonWriter w(out, 1);
+  LabelBuffer label;
+  w.begin_object();
+  w.field("bubble_ratio", m.bubble_ratio);
+  w.field("chunks", config.pipeline.chunks);
+  w.field("communication_ns", communication);
+  w.field("costs_per", config.costs_per);
+
+  w.key("critical_path").begin_array();
   for (const TaskId t : m.critical_path) {
-    path.push_back({{"device", graph.device(t).value},
-                    {"task", graph.label(t)},
-                    {"start_ns", result.trace.start_of(t)},
-                    {"end_ns", result.trace.finish_of(t)}});
+    w.begin_object()
+        .field("device", graph.device(t).value)
+        .field("end_ns", trace.finish_of(t))
+        .field("start_ns", trace.start_of(t))
+        .field("task", label.of(graph, t))
+        .end_object();
   }
-  report["critical_path"] = std::move(path);
+  w.end_array();
 
-  nlohmann::json devices = nlohmann::json::array();
+  w.field("data_parallel", config.data_parallel.degree);
+  w.field("dependency_bound_ns", m.dependency_bound);
+
   bool out_of_memory = false;
+  w.key("devices").begin_array();
   for (const simulator::DeviceMetrics& dm : m.devices) {
     const auto [info, total, oom] = device_memory(config, dm);
     out_of_memory = out_of_memory || oom;
-    nlohmann::json order = nlohmann::json::array();
-    for (const TaskId t : result.trace.events(dm.device)) order.push_back(graph.label(t));
-    // Per chunk, the layers it holds and the memory the model puts on the device.
-    nlohmann::json layers = nullptr;
-    nlohmann::json breakdown = nullptr;
-    const std::uint32_t chunks = config.pipeline.chunks;
-    if (config.model && !config.model->positions.empty() &&
-        dm.device.value < config.pipeline.stages) {
-      layers = nlohmann::json::array();
-      double weights = 0, gradients = 0, optimizer = 0;
-      for (std::uint32_t c = 0; c < chunks; ++c) {
-        const model::PositionCosts& p = config.model->positions[dm.device.value * chunks + c];
-        const parallel::TaskCosts& costs = config.costs.at(StageId{dm.device.value}, c);
-        layers.push_back({{"chunk", c},
-                          {"first", p.layers.first},
-                          {"count", p.layers.count},
-                          {"embedding", p.layers.embedding},
-                          {"head", p.layers.head},
-                          {"forward_ns", costs.forward},
-                          {"backward_ns", costs.backward},
-                          {"weight_ns", costs.weight},
-                          {"activation", costs.activation}});
-        weights += p.weight_bytes;
-        gradients += p.gradient_bytes;
-        optimizer += p.optimizer_bytes;
+    w.begin_object();
+    w.field("bubble_ratio", dm.bubble_ratio);
+    w.field("busy_ns", dm.busy);
+    w.field("communication_ns", dm.communication);
+    w.field("device", dm.device.value);
+    string_or_null(w, "device_type", info.type);
+    w.field("first_start_ns", dm.first_start);
+    w.field("last_end_ns", dm.last_finish);
+    write_layers_and_breakdown(w, config, dm.device);
+    number_or_null(
+        w, "memory_capacity",
+        info.memory_capacity > 0 ? std::optional<double>(info.memory_capacity) : std::nullopt);
+    // The labels in blocks, their fields gathered first: the loads (scattered over the task
+    // columns) then overlap instead of waiting one by one between the writes.
+    w.key("order").begin_array();
+    const std::span<const TaskId> events = trace.events(dm.device);
+    for (std::size_t first = 0; first < events.size(); first += kLabelBlock) {
+      const std::size_t count = std::min(kLabelBlock, events.size() - first);
+      std::array<TaskLabel, kLabelBlock> block;
+      for (std::size_t i = 0; i < count; ++i) {
+        const TaskId t = events[first + i];
+        block[i] = {graph.kind(t), graph.microbatch(t), graph.chunk(t)};
       }
-      breakdown = {{"weights", weights}, {"gradients", gradients}, {"optimizer_state", optimizer}};
+      for (std::size_t i = 0; i < count; ++i) w.value(label.of(block[i]));
     }
-    devices.push_back(
-        {{"device", dm.device.value},
-         {"layers", std::move(layers)},
-         {"memory_breakdown", std::move(breakdown)},
-         {"tasks", dm.tasks},
-         {"busy_ns", dm.busy},
-         {"communication_ns", dm.communication},
-         {"bubble_ratio", dm.bubble_ratio},
-         {"first_start_ns", dm.first_start},
-         {"last_end_ns", dm.last_finish},
-         {"span_bubble_ns", dm.span_bubble()},
-         {"peak_memory", dm.peak_memory},
-         {"static_memory", info.static_memory},
-         {"peak_total_memory", total},
-         {"memory_capacity", info.memory_capacity > 0 ? nlohmann::json(info.memory_capacity)
-                                                      : nlohmann::json(nullptr)},
-         {"out_of_memory", oom},
-         {"device_type", info.type.empty() ? nlohmann::json(nullptr) : nlohmann::json(info.type)},
-         {"order", std::move(order)}});
+    w.end_array();
+    w.field("out_of_memory", oom);
+    w.field("peak_memory", dm.peak_memory);
+    w.field("peak_total_memory", total);
+    w.field("span_bubble_ns", dm.span_bubble());
+    w.field("static_memory", info.static_memory);
+    w.field("tasks", dm.tasks);
+    w.end_object();
   }
-  report["devices"] = std::move(devices);
-  report["out_of_memory"] = out_of_memory;
-  return report;
+  w.end_array();
+
+  w.field("lower_communication", config.lower_communication);
+  w.field("makespan_ns", m.makespan);
+  number_or_null(w, "mfu", achieved_field(&Throughput::mfu));
+  w.field("microbatches", config.pipeline.microbatches);
+  w.field("mode", simulator::to_string(config.simulation.mode));
+  w.key("model");
+  if (config.model) {
+    write_model(w, *config.model, achieved);
+  } else {
+    w.value(nullptr);
+  }
+  number_or_null(w, "model_tflops_per_gpu", achieved_field(&Throughput::model_tflops_per_gpu));
+  w.field("out_of_memory", out_of_memory);
+  w.field("schedule", config.pipeline.schedule);
+  w.field("split_backward", config.pipeline.split_backward);
+  w.field("stages", config.pipeline.stages);
+  w.field("tasks", graph.task_count());
+  w.field("tensor_parallel", config.tensor_parallel);
+  number_or_null(w, "tokens_per_s", achieved_field(&Throughput::tokens_per_s));
+  w.field("total_work_ns", m.total_work);
+  w.end_object();
+  out += '\n';
+  return out;
 }
 
 }  // namespace perflow::cli

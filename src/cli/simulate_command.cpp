@@ -85,7 +85,7 @@ void run_simulate(const SimulateOptions& options) {
   // simulation.
   const bool want_report = !options.report.empty() || options.format == "json";
   const std::string report_text =
-      want_report ? make_report(config, graph, result).dump(1) + "\n" : std::string();
+      want_report ? render_report(config, graph, result) : std::string();
   std::string timeline;
   if (timeline_format) {
     visualizer::TimelineOptions style;

@@ -1,93 +1,118 @@
 #include "perflow/visualizer/chrome_trace.hpp"
 
+#include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cstdint>
-#include <iterator>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "detail/timeline_panel.hpp"
 #include "perflow/core/atomic_file.hpp"
+#include "perflow/core/huge_page_allocator.hpp"
+#include "perflow/core/json_writer.hpp"
 #include "perflow/visualizer/memory_series.hpp"
 
 // The document is written event by event rather than built as one nlohmann::json value: a
 // million tasks would cost gigabytes as a DOM, and times must be printed exactly from integer
-// nanoseconds ("1315.000" us), which a double cannot promise. Every string still goes
-// through nlohmann's escaping.
+// nanoseconds ("1315.001" us), which a double cannot promise. It is compact, since a
+// million-task trace is hundreds of megabytes: no spaces, times with only the decimals they
+// need, no field a viewer can rebuild (a task's kind, microbatch and chunk are its name and
+// category), and flows named by what they carry ("data") without a category.
 namespace perflow::visualizer {
 namespace {
 
-/// Appends `text` as a JSON string literal (escaped; invalid UTF-8 replaced, never thrown).
-void append_string(std::string& out, std::string_view text) {
-  bool plain = true;
-  for (const char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    plain = plain && u >= 0x20 && u < 0x80 && c != '"' && c != '\\';
-  }
-  if (plain) {
-    out += '"';
-    out += text;
-    out += '"';
-    return;
-  }
-  out += nlohmann::json(std::string(text))
-             .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+/// The most bytes an event of a task, a flow end or a counter takes: fixed text and numbers
+/// (kind names are short; ids, times and values at most ~25 bytes each).
+constexpr std::size_t kEventBound = 320;
+
+char* put(char* p, std::string_view text) {
+  std::memcpy(p, text.data(), text.size());
+  return p + text.size();
 }
 
-std::string json_string(std::string_view text) {
-  std::string out;
-  append_string(out, text);
-  return out;
+char* put(char* p, std::uint64_t value) { return std::to_chars(p, p + 24, value).ptr; }
+
+/// Nanoseconds as microseconds, exactly, with no more decimals than they need: "1315",
+/// "1315.5", "1314.999".
+char* put_microseconds(char* p, TimeNs ns) {
+  if (ns < 0) *p++ = '-';
+  const std::uint64_t magnitude =
+      ns < 0 ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
+  p = put(p, magnitude / 1000);
+  if (const auto fraction = static_cast<unsigned>(magnitude % 1000); fraction != 0) {
+    const char digits[] = {static_cast<char>('0' + fraction / 100),
+                           static_cast<char>('0' + fraction / 10 % 10),
+                           static_cast<char>('0' + fraction % 10)};
+    *p++ = '.';
+    const std::size_t count = fraction % 10 != 0 ? 3 : fraction % 100 != 0 ? 2 : 1;
+    p = put(p, std::string_view(digits, count));
+  }
+  return p;
 }
 
-/// Appends nanoseconds as microseconds with exactly three decimals, by integer arithmetic.
-void append_microseconds(std::string& out, TimeNs ns) {
-  const bool negative = ns < 0;
-  const auto magnitude =
-      negative ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
-  fmt::format_to(std::back_inserter(out), "{}{}.{:03}", negative ? "-" : "", magnitude / 1000,
-                 magnitude % 1000);
+/// A counter's value: an integer where it is one (and a double holds it exactly), else as
+/// nlohmann writes a double.
+void append_counter_value(std::string& out, double value) {
+  constexpr double kExact = 9007199254740992.0;  // 2^53
+  if (value == std::trunc(value) && std::abs(value) < kExact) {
+    append_json_number(out, static_cast<std::int64_t>(value));
+  } else {
+    append_json_number(out, value);
+  }
 }
 
 class EventWriter {
  public:
   explicit EventWriter(std::string& out) : out_(out) {}
 
-  /// Starts an event object: the fields every event has.
-  void begin(std::string_view name, char phase, std::uint32_t pid, std::uint32_t tid) {
-    out_ += first_ ? "\n{\"name\":" : ",\n{\"name\":";
+  /// Writes one event of at most kEventBound bytes: `fill(char* p)` returns its end. The
+  /// separator and a line break come first, so the file has one event per line.
+  template <class Fill>
+  void event(Fill fill) {
+    char line[kEventBound + 2];
+    char* p = line;
+    if (!first_) *p++ = ',';
     first_ = false;
-    append_string(out_, name);
-    fmt::format_to(std::back_inserter(out_), R"(,"ph":"{}","pid":{},"tid":{})", phase, pid, tid);
+    *p++ = '\n';
+    p = fill(p);
+    out_.append(line, static_cast<std::size_t>(p - line));
   }
-  void time(std::string_view key, TimeNs ns) {
-    field(key);
-    append_microseconds(out_, ns);
+
+  /// A metadata event: {"name":..,"ph":"M","pid":..,"tid":..,"args":{<key>:<value>}}, the
+  /// value a string (escaped) or a number.
+  void metadata(std::string_view name, std::uint32_t pid, std::uint32_t tid, std::string_view key,
+                std::string_view text) {
+    begin_metadata(name, pid, tid, key);
+    append_json_string(out_, text);
+    out_ += "}}";
   }
-  void string(std::string_view key, std::string_view value) {
-    field(key);
-    append_string(out_, value);
+  void metadata(std::string_view name, std::uint32_t pid, std::uint32_t tid, std::string_view key,
+                std::uint64_t number) {
+    begin_metadata(name, pid, tid, key);
+    append_json_number(out_, number);
+    out_ += "}}";
   }
-  void number(std::string_view key, std::uint64_t value) {
-    field(key);
-    fmt::format_to(std::back_inserter(out_), "{}", value);
-  }
-  /// A field whose value is already JSON.
-  void raw(std::string_view key, std::string_view json) {
-    field(key);
-    out_ += json;
-  }
-  void end() { out_ += '}'; }
 
  private:
-  void field(std::string_view key) {
-    out_ += ",\"";
-    out_ += key;
-    out_ += "\":";
+  void begin_metadata(std::string_view name, std::uint32_t pid, std::uint32_t tid,
+                      std::string_view key) {
+    event([&](char* p) {
+      p = put(p, R"({"name":")");
+      p = put(p, name);  // process_name, thread_name, ...: plain
+      p = put(p, R"(","ph":"M","pid":)");
+      p = put(p, pid);
+      p = put(p, R"(,"tid":)");
+      p = put(p, tid);
+      p = put(p, R"(,"args":{")");
+      p = put(p, key);
+      return put(p, "\":");
+    });
   }
 
   std::string& out_;
@@ -104,16 +129,69 @@ std::string render_chrome_trace(const EventGraph& graph, const Trace& trace,
                                             trace.lane_count(), graph.lane_count()));
   }
   const std::uint32_t devices = graph.device_count();
-  const auto pid_of = [](DeviceId d) { return d.value + 1; };
-  const auto tid_of = [](LaneId l) { return l.value + 1; };
+  const auto pid_of = [](DeviceId d) { return std::uint64_t{d.value} + 1; };
+  const auto tid_of = [](LaneId l) { return std::uint64_t{l.value} + 1; };
   // Each task's lane as executed (the trace's), for flows.
   std::vector<LaneId> lane_of(graph.task_count());
   for (std::uint32_t l = 0; l < trace.lane_count(); ++l) {
     for (const TaskId t : trace.events(LaneId{l})) lane_of[t.value] = LaneId{l};
   }
+  // A flow per data dependence between devices, lane by lane in the order things ran (so
+  // the file does not depend on task ids), each from the lane its producer ran on. Listed
+  // once here: the list sizes the output and is then written without a second walk over
+  // the edges.
+  struct Flow {
+    TaskId from;
+    TaskId to;
+  };
+  std::vector<Flow> flows;
+  for (std::uint32_t l = 0; l < trace.lane_count(); ++l) {
+    for (const TaskId from : trace.events(LaneId{l})) {
+      if (lane_of[from.value] != LaneId{l}) continue;  // listed twice: its flows leave once
+      for (const Adjacent& s : graph.successors(from)) {
+        const TaskId to = s.task();
+        if (s.kind() == EdgeKind::Data && graph.device(to) != graph.device(from) &&
+            lane_of[to.value].valid()) {
+          flows.push_back({from, to});
+        }
+      }
+    }
+  }
+  std::vector<std::vector<MemoryPoint>> memory(devices);
+  for (std::uint32_t d = 0; d < devices; ++d) {
+    memory[d] = activation_memory(graph, trace, DeviceId{d});
+  }
 
+  // Sized once from the numbers' widths, so the text is not copied while it grows (a
+  // reserve short of it only costs a copy); only the pages written are touched, and they
+  // are huge pages where the kernel agrees.
+  const auto digits = [](std::uint64_t x) {
+    std::size_t n = 1;
+    for (; x >= 10; x /= 10) ++n;
+    return n;
+  };
+  std::uint64_t longest = 1;  // the widest of the numbers in a task's event
+  TimeNs last = 0;
+  for (std::uint32_t t = 0; t < graph.task_count(); ++t) {
+    const TaskId task{t};
+    longest = std::max({longest, std::uint64_t{graph.microbatch(task)},
+                        std::uint64_t{graph.chunk(task)}, std::uint64_t{graph.stage(task).value}});
+    last = std::max(last, trace.finish_of(task));
+  }
+  const std::size_t flow_count = flows.size();
+  std::size_t counter_count = 0;
+  for (const auto& points : memory) counter_count += points.size();
+  const std::size_t time = digits(static_cast<std::uint64_t>(std::max<TimeNs>(last, 0)) / 1000) + 4;
+  const std::size_t ids = digits(graph.lane_count() + 1) * 2;  // pid and tid
+  const std::size_t kind_name = 9;                             // "ALLREDUCE"
+  const std::size_t task_event = 76 + 2 * kind_name + 3 * digits(longest) + 1 + ids + 2 * time;
+  const std::size_t flow_events = 52 + 61 + 2 * (ids + digits(flow_count) + time);
+  const std::size_t counter_event = 72 + ids + time + 24;
   std::string out;
-  out.reserve(graph.task_count() * 200 + 4096);
+  out.reserve(graph.task_count() * task_event + flow_count * flow_events +
+              counter_count * counter_event + graph.lane_count() * 256 + 4096);
+  perflow::detail::advise_huge_pages(out.data(), out.capacity());
+
   out += R"({"displayTimeUnit":"ns","otherData":{"generator":"perflow"},"traceEvents":[)";
   EventWriter w(out);
 
@@ -127,85 +205,91 @@ std::string render_chrome_trace(const EventGraph& graph, const Trace& trace,
     const std::string label = d < options.device_labels.size() && !options.device_labels[d].empty()
                                   ? fmt::format("dev {} ({})", d, options.device_labels[d])
                                   : fmt::format("dev {}", d);
-    w.begin("process_name", 'M', pid_of(DeviceId{d}), 0);
-    w.raw("args", fmt::format(R"({{"name":{}}})", json_string(label)));
-    w.end();
-    w.begin("process_sort_index", 'M', pid_of(DeviceId{d}), 0);
-    w.raw("args", fmt::format(R"({{"sort_index":{}}})", d));
-    w.end();
+    const auto pid = static_cast<std::uint32_t>(pid_of(DeviceId{d}));
+    w.metadata("process_name", pid, 0, "name", std::string_view(label));
+    w.metadata("process_sort_index", pid, 0, "sort_index", std::uint64_t{d});
   }
   for (std::uint32_t l = 0; l < graph.lane_count(); ++l) {
     const LaneInfo& lane = graph.lane_info(LaneId{l});
-    w.begin("thread_name", 'M', pid_of(lane.device), tid_of(LaneId{l}));
-    w.raw("args", fmt::format(R"({{"name":{}}})", json_string(lane.name)));
-    w.end();
-    w.begin("thread_sort_index", 'M', pid_of(lane.device), tid_of(LaneId{l}));
-    w.raw("args", fmt::format(R"({{"sort_index":{}}})", position[l]));
-    w.end();
+    const auto pid = static_cast<std::uint32_t>(pid_of(lane.device));
+    const auto tid = static_cast<std::uint32_t>(tid_of(LaneId{l}));
+    w.metadata("thread_name", pid, tid, "name", std::string_view(lane.name));
+    w.metadata("thread_sort_index", pid, tid, "sort_index", std::uint64_t{position[l]});
   }
 
-  // One complete event per task, lane by lane in execution order. Kind names need no
-  // escaping.
-  std::string label;
+  // One complete event per task, lane by lane in execution order: named by its label, its
+  // kind as category, its stage as the one argument. Kind names need no escaping.
   for (std::uint32_t l = 0; l < trace.lane_count(); ++l) {
-    const DeviceId device = graph.lane_info(LaneId{l}).device;
+    const std::uint64_t pid = pid_of(graph.lane_info(LaneId{l}).device);
+    const std::uint64_t tid = tid_of(LaneId{l});
     for (const TaskId t : trace.events(LaneId{l})) {
-      const std::string_view kind = to_string(graph.kind(t));
-      label.clear();
-      fmt::format_to(std::back_inserter(label), "{}{}.{}", kind, graph.microbatch(t),
-                     graph.chunk(t));  // graph.label(t), without an allocation per task
-      w.begin(label, 'X', pid_of(device), tid_of(LaneId{l}));
-      w.string("cat", kind);
-      w.time("ts", trace.start_of(t));
-      w.time("dur", trace.finish_of(t) - trace.start_of(t));
-      fmt::format_to(std::back_inserter(out),
-                     R"(,"args":{{"kind":"{}","microbatch":{},"chunk":{},"stage":{}}})", kind,
-                     graph.microbatch(t), graph.chunk(t), graph.stage(t).value);
-      w.end();
+      w.event([&](char* p) {
+        const std::string_view kind = to_string(graph.kind(t));
+        p = put(p, R"({"name":")");
+        p = put(p, kind);
+        p = put(p, std::uint64_t{graph.microbatch(t)});
+        *p++ = '.';
+        p = put(p, std::uint64_t{graph.chunk(t)});
+        p = put(p, R"(","ph":"X","pid":)");
+        p = put(p, pid);
+        p = put(p, R"(,"tid":)");
+        p = put(p, tid);
+        p = put(p, R"(,"cat":")");
+        p = put(p, kind);
+        p = put(p, R"(","ts":)");
+        p = put_microseconds(p, trace.start_of(t));
+        p = put(p, R"(,"dur":)");
+        p = put_microseconds(p, trace.finish_of(t) - trace.start_of(t));
+        p = put(p, R"(,"args":{"stage":)");
+        p = put(p, std::uint64_t{graph.stage(t).value});
+        return put(p, "}}");
+      });
     }
   }
 
-  // A flow per data dependence between devices. Each end sits strictly inside its slice
-  // where it can (a slice's last and first nanosecond), so that both viewers bind it there.
-  // Lane by lane in the order things ran, so the file does not depend on task ids.
-  std::uint64_t flow = 0;
-  for (std::uint32_t l = 0; l < trace.lane_count(); ++l) {
-    for (const TaskId from : trace.events(LaneId{l})) {
-      const std::uint32_t u = from.value;
-      if (lane_of[u] != LaneId{l}) continue;  // listed twice: its flows leave from one lane
-      for (const Adjacent& s : graph.successors(from)) {
-        const TaskId to = s.task();
-        if (s.kind() != EdgeKind::Data || graph.device(to) == graph.device(from) ||
-            !lane_of[to.value].valid()) {
-          continue;
-        }
-        ++flow;
-        const TimeNs out_at =
-            std::max(trace.start_of(from), trace.finish_of(from) - 1);  // start if it has no length
-        const TimeNs in_at = trace.finish_of(to) - trace.start_of(to) >= 2 ? trace.start_of(to) + 1
-                                                                           : trace.start_of(to);
-        w.begin("dependence", 's', pid_of(graph.device(from)), tid_of(lane_of[u]));
-        w.string("cat", "dependence");
-        w.number("id", flow);
-        w.time("ts", out_at);
-        w.end();
-        w.begin("dependence", 'f', pid_of(graph.device(to)), tid_of(lane_of[to.value]));
-        w.string("cat", "dependence");
-        w.number("id", flow);
-        w.string("bp", "e");
-        w.time("ts", in_at);
-        w.end();
-      }
-    }
+  // The flows: "s" then "f", matched by id. Each end sits strictly inside its slice where
+  // it can (a slice's last and first nanosecond), so that both viewers bind it there ("f"
+  // to its enclosing slice).
+  std::uint64_t id = 0;
+  for (const auto& [from, to] : flows) {
+    ++id;
+    const TimeNs out_at =
+        std::max(trace.start_of(from), trace.finish_of(from) - 1);  // start if it has no length
+    const TimeNs in_at =
+        trace.finish_of(to) - trace.start_of(to) >= 2 ? trace.start_of(to) + 1 : trace.start_of(to);
+    const auto flow_end = [&](char* p, char phase, TaskId task, TimeNs at) {
+      p = put(p, R"({"name":"data","ph":")");
+      *p++ = phase;
+      p = put(p, R"(","pid":)");
+      p = put(p, pid_of(graph.device(task)));
+      p = put(p, R"(,"tid":)");
+      p = put(p, tid_of(lane_of[task.value]));
+      p = put(p, R"(,"id":)");
+      p = put(p, id);
+      if (phase == 'f') p = put(p, R"(,"bp":"e")");
+      p = put(p, R"(,"ts":)");
+      p = put_microseconds(p, at);
+      *p++ = '}';
+      return p;
+    };
+    w.event([&](char* p) { return flow_end(p, 's', from, out_at); });
+    w.event([&](char* p) { return flow_end(p, 'f', to, in_at); });
   }
 
   // Activation memory per device as a counter track.
   for (std::uint32_t d = 0; d < devices; ++d) {
-    for (const MemoryPoint& p : activation_memory(graph, trace, DeviceId{d})) {
-      w.begin("memory", 'C', pid_of(DeviceId{d}), tid_of(LaneId{d}));
-      w.time("ts", p.time);
-      w.raw("args", fmt::format(R"({{"activations":{}}})", nlohmann::json(p.value).dump()));
-      w.end();
+    for (const MemoryPoint& point : memory[d]) {
+      w.event([&](char* p) {
+        p = put(p, R"({"name":"memory","ph":"C","pid":)");
+        p = put(p, pid_of(DeviceId{d}));
+        p = put(p, R"(,"tid":)");
+        p = put(p, tid_of(LaneId{d}));
+        p = put(p, R"(,"ts":)");
+        p = put_microseconds(p, point.time);
+        return put(p, R"(,"args":{"activations":)");
+      });
+      append_counter_value(out, point.value);
+      out += "}}";
     }
   }
   out += "\n]}\n";

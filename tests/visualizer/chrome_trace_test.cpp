@@ -1,9 +1,11 @@
 // The Chrome trace event format as Perfetto and chrome://tracing read it: every event's
-// fields, types and phase rules; names for processes and threads; flows matched in pairs
-// and bound inside their slices; memory counters; exact microsecond times.
+// fields, types and phase rules; names for processes and threads; each task's slice with
+// its times and stage; flows matched in pairs and bound inside their slices; memory
+// counters; exact microsecond times with no more decimals than needed; the compact layout.
 #include "perflow/visualizer/chrome_trace.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <regex>
@@ -24,10 +26,23 @@ namespace {
 using namespace test_support;
 using nlohmann::json;
 
-/// Microseconds as written ("1315.000") back to integer nanoseconds, from the text.
+/// Microseconds as written ("1315", "1314.999") back to integer nanoseconds.
 TimeNs ns_of(const json& value) {
-  // nlohmann parsed it as a double; the text has three decimals, so rounding is exact.
+  if (value.is_number_integer()) return value.get<TimeNs>() * 1000;
+  // nlohmann parsed it as a double; the text has at most three decimals, so rounding is
+  // exact.
   return static_cast<TimeNs>(std::llround(value.get<double>() * 1000.0));
+}
+
+/// The lane a task ran on, as the trace lists it (its first).
+std::uint32_t trace_lane_of(const Trace& trace, TaskId t) {
+  for (std::uint32_t l = 0; l < trace.lane_count(); ++l) {
+    for (const TaskId u : trace.events(LaneId{l})) {
+      if (u == t) return l;
+    }
+  }
+  ADD_FAILURE() << "task " << t.value << " is in no lane";
+  return 0;
 }
 
 std::size_t cross_device_dependences(const EventGraph& graph) {
@@ -50,12 +65,22 @@ void check_schema(const Simulated& run, const std::string& text,
   EXPECT_EQ(doc.at("displayTimeUnit"), "ns");
   ASSERT_TRUE(doc.at("traceEvents").is_array());
 
-  // Every time is written with exactly three decimals.
+  // Every time is written with the decimals it needs and no more: none for whole
+  // microseconds, never a trailing zero.
   const std::regex time_field(R"re("(ts|dur)":(-?[0-9]+(\.[0-9]*)?))re");
+  std::size_t times = 0;
   for (auto it = std::sregex_iterator(text.begin(), text.end(), time_field);
        it != std::sregex_iterator(); ++it) {
-    EXPECT_TRUE(std::regex_match((*it)[2].str(), std::regex(R"([0-9]+\.[0-9]{3})")))
+    ++times;
+    EXPECT_TRUE(std::regex_match((*it)[2].str(), std::regex(R"(-?[0-9]+(\.[0-9]{0,2}[1-9])?)")))
         << (*it)[0].str();
+  }
+  EXPECT_GT(times, graph.task_count());
+
+  // Where each task ran: its slice is found by device and name.
+  std::map<std::pair<std::uint32_t, std::string>, TaskId> task_of;
+  for (std::uint32_t t = 0; t < graph.task_count(); ++t) {
+    task_of[{graph.device(TaskId{t}).value + 1, graph.label(TaskId{t})}] = TaskId{t};
   }
 
   std::map<std::uint32_t, std::string> process_names;
@@ -93,22 +118,30 @@ void check_schema(const Simulated& run, const std::string& text,
       ASSERT_TRUE(e.at("ts").is_number()) << e;
       ASSERT_TRUE(e.at("dur").is_number()) << e;
       ASSERT_TRUE(e.at("cat").is_string()) << e;
-      const json& args = e.at("args");
-      ASSERT_TRUE(args.at("kind").is_string()) << e;
-      ASSERT_TRUE(args.at("microbatch").is_number_unsigned()) << e;
-      ASSERT_TRUE(args.at("chunk").is_number_unsigned()) << e;
-      ASSERT_TRUE(args.at("stage").is_number_unsigned()) << e;
-      EXPECT_EQ(args.at("kind"), e.at("cat"));
-      EXPECT_GE(e.at("dur").get<double>(), 0.0);
+      // The name is the label (kind, microbatch, chunk), the category the kind, the one
+      // argument the stage.
       const std::string label = e.at("name");
+      const auto found = task_of.find({pid, label});
+      ASSERT_NE(found, task_of.end()) << e;
+      const TaskId t = found->second;
+      EXPECT_EQ(e.at("cat"), std::string(to_string(graph.kind(t)))) << e;
+      ASSERT_EQ(e.at("args").size(), 1u) << e;
+      EXPECT_EQ(e.at("args").at("stage"), graph.stage(t).value) << e;
+      EXPECT_TRUE(e.at("args").at("stage").is_number_unsigned()) << e;
+      EXPECT_EQ(ns_of(e.at("ts")), trace.start_of(t)) << e;
+      EXPECT_EQ(ns_of(e.at("dur")), trace.finish_of(t) - trace.start_of(t)) << e;
+      EXPECT_EQ(tid, trace_lane_of(trace, t) + 1) << e;
       EXPECT_TRUE(labels_seen.insert(fmt::format("{}@{}", label, pid)).second) << label;
       slices[{pid, tid}].emplace_back(ns_of(e.at("ts")), ns_of(e.at("ts")) + ns_of(e.at("dur")));
     } else if (ph == "s" || ph == "f") {
       ASSERT_TRUE(e.at("id").is_number_unsigned()) << e;
-      ASSERT_TRUE(e.at("cat").is_string()) << e;
+      EXPECT_EQ(e.at("name"), "data") << e;
+      EXPECT_FALSE(e.contains("cat")) << e;  // both ends alike: no category
       ASSERT_TRUE(e.at("ts").is_number()) << e;
       if (ph == "f") {
         EXPECT_EQ(e.at("bp"), "e") << e;
+      } else {
+        EXPECT_FALSE(e.contains("bp")) << e;
       }
       flows[e.at("id").get<std::uint64_t>()].push_back(e);
     } else if (ph == "C") {
@@ -116,8 +149,12 @@ void check_schema(const Simulated& run, const std::string& text,
       ASSERT_TRUE(e.at("args").is_object()) << e;
       ASSERT_EQ(e.at("args").size(), 1u) << e;
       for (const auto& [key, value] : e.at("args").items()) {
+        EXPECT_EQ(key, "activations");
         ASSERT_TRUE(value.is_number()) << e;
-        counter_peak[pid] = std::max(counter_peak[pid], value.get<double>());
+        // Whole values are written as integers.
+        const double v = value.get<double>();
+        EXPECT_EQ(value.is_number_integer(), v == std::trunc(v)) << e;
+        counter_peak[pid] = std::max(counter_peak[pid], v);
       }
     } else {
       ADD_FAILURE() << "unexpected phase " << e;
@@ -152,7 +189,6 @@ void check_schema(const Simulated& run, const std::string& text,
     ASSERT_EQ(pair.size(), 2u) << id;
     EXPECT_EQ(pair[0].at("ph"), "s");
     EXPECT_EQ(pair[1].at("ph"), "f");
-    EXPECT_EQ(pair[0].at("cat"), pair[1].at("cat"));
     EXPECT_EQ(pair[0].at("name"), pair[1].at("name"));
     EXPECT_NE(pair[0].at("pid"), pair[1].at("pid"));
     EXPECT_LE(ns_of(pair[0].at("ts")), ns_of(pair[1].at("ts")));
@@ -203,13 +239,48 @@ TEST(ChromeTrace, StreamsAreThreadsOfTheirDevice) {
 }
 
 TEST(ChromeTrace, TimesAreExactMicroseconds) {
-  const Simulated run = run_program({task(TaskKind::F, 0, 0, 1), task(TaskKind::B, 0, 0, 1315),
-                                     task(TaskKind::W, 0, 0, 4'000'000'000'000'123)});
+  const Simulated run =
+      run_program({task(TaskKind::F, 0, 0, 1), task(TaskKind::B, 0, 0, 1315),
+                   task(TaskKind::W, 0, 0, 4'000'000'000'000'123), task(TaskKind::F, 1, 0, 500),
+                   task(TaskKind::B, 1, 0, 1'999'990), task(TaskKind::W, 1, 0, 3'000'000)});
   const std::string text = render_chrome_trace(run.graph, run.result.trace);
-  EXPECT_NE(text.find(R"("ts":0.000,"dur":0.001)"), std::string::npos);
+  EXPECT_NE(text.find(R"("ts":0,"dur":0.001)"), std::string::npos);
   EXPECT_NE(text.find(R"("ts":0.001,"dur":1.315)"), std::string::npos);
   // Beyond a double's exact integers: written digit for digit.
   EXPECT_NE(text.find(R"("ts":1.316,"dur":4000000000000.123)"), std::string::npos);
+  // No trailing zeros; whole microseconds as integers.
+  EXPECT_NE(text.find(R"("ts":4000000000001.439,"dur":0.5)"), std::string::npos);
+  EXPECT_NE(text.find(R"("ts":4000000000001.939,"dur":1999.99)"), std::string::npos);
+  EXPECT_NE(text.find(R"("ts":4000000002001.929,"dur":3000)"), std::string::npos);
+}
+
+// One event per line, no spaces, only the fields a viewer needs: pinned, since a million
+// tasks make hundreds of megabytes.
+TEST(ChromeTrace, CompactEvents) {
+  const Simulated run = run_schedule("1f1b", 2, 2);  // F 1 us, BW 2 us, activation 1
+  const std::string text = render_chrome_trace(run.graph, run.result.trace);
+  EXPECT_TRUE(text.starts_with(
+      R"({"displayTimeUnit":"ns","otherData":{"generator":"perflow"},"traceEvents":[)"
+      "\n"
+      R"({"name":"process_name","ph":"M","pid":1,"tid":0,"args":{"name":"dev 0"}},)"))
+      << text.substr(0, 300);
+  EXPECT_NE(text.find("\n"
+                      R"({"name":"F1.0","ph":"X","pid":2,"tid":2,"cat":"F","ts":4,"dur":1,)"
+                      R"("args":{"stage":1}},)"
+                      "\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("\n"
+                      R"({"name":"data","ph":"s","pid":1,"tid":1,"id":1,"ts":0.999},)"
+                      "\n"
+                      R"({"name":"data","ph":"f","pid":2,"tid":2,"id":1,"bp":"e","ts":1.001},)"
+                      "\n"),
+            std::string::npos);
+  EXPECT_NE(
+      text.find("\n"
+                R"({"name":"memory","ph":"C","pid":1,"tid":1,"ts":1,"args":{"activations":2}})"),
+      std::string::npos);
+  EXPECT_TRUE(text.ends_with("}\n]}\n"));
+  EXPECT_EQ(text.find(' ', text.find("traceEvents")), text.find("dev 0") + 3);  // no spaces
 }
 
 TEST(ChromeTrace, DeterministicAndEscaped) {

@@ -1,6 +1,6 @@
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <string>
 
 #include "perflow/cli/config.hpp"
 #include "perflow/core/event_graph.hpp"
@@ -10,7 +10,11 @@ namespace perflow::cli {
 
 /// The `--report` document (a contract: see README "Report format"). Times are integer
 /// nanoseconds in `*_ns` fields; `order` lists each device's task labels as executed.
-nlohmann::json make_report(const Config& config, const EventGraph& graph,
-                           const simulator::SimulationResult& result);
+///
+/// Written value by value (no JSON tree: a million tasks would cost a million nodes), with
+/// the bytes of nlohmann::json::dump(1) of the same document (keys sorted, one-space indent,
+/// nlohmann's number formats), and a final newline.
+std::string render_report(const Config& config, const EventGraph& graph,
+                          const simulator::SimulationResult& result);
 
 }  // namespace perflow::cli
