@@ -23,8 +23,9 @@ std::string outcome(std::string_view text, std::size_t chunk) {
     std::string summary = std::to_string(trace.ops.size()) + "/" +
                           std::to_string(trace.launches.size()) + "/" +
                           std::to_string(trace.ranges.size()) + "/" + std::to_string(trace.rank);
-    for (const auto& op : trace.ops) summary += "," + std::to_string(op.start);
-    for (const auto& range : trace.ranges) summary += "," + std::to_string(range.depth);
+    // Appended in two steps: `"," + std::to_string(x)` trips GCC 12's -Wrestrict (PR105329).
+    for (const auto& op : trace.ops) (summary += ',') += std::to_string(op.start);
+    for (const auto& range : trace.ranges) (summary += ',') += std::to_string(range.depth);
     return summary;
   } catch (const perflow::Error& e) {
     return e.what();  // the expected outcome for bad input
