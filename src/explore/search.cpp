@@ -251,7 +251,10 @@ Search parse_search(const nlohmann::json& document, const std::vector<std::strin
     if (!gpu.value().is_object()) gpu.fail_expected("an object with preset and count");
     GpuType type;
     type.name = name;
-    type.count = static_cast<std::uint32_t>(gpu.at("count").as_integer(1, kMaxValue));
+    const JsonCursor count = gpu.at("count");
+    const std::int64_t n = count.as_integer(1, std::numeric_limits<std::int64_t>::max());
+    if (n > kMaxValue) count.fail(fmt::format("at most {} GPUs of a type, got {}", kMaxValue, n));
+    type.count = static_cast<std::uint32_t>(n);
     type.entry = gpu.value();
     type.entry.erase("count");
     probe["device_types"] = {{name, type.entry}};
