@@ -196,8 +196,7 @@ Search parse_search(const nlohmann::json& document, const std::vector<std::strin
   if (!base.has("model")) base.fail("missing required key 'model' (the search derives costs)");
   search.base = base.value();
   const JsonCursor training = base.at("training");
-  training.expect_object({"micro_batch_size", "global_batch_size", "precision", "recompute",
-                          "distributed_optimizer", "sequence_parallel", "flash_attention"});
+  if (!training.value().is_object()) training.fail_expected("an object with global_batch_size");
   search.global_batch_size = static_cast<std::uint32_t>(
       training.at("global_batch_size").as_integer(1, std::numeric_limits<std::uint32_t>::max()));
 
@@ -307,8 +306,13 @@ Search parse_search(const nlohmann::json& document, const std::vector<std::strin
       if (m.heads % t == 0) space.tensor_parallel.push_back(t);
     }
   }
-  space.micro_batch_size = find("micro_batch_size") ? read_integers(*find("micro_batch_size"), 1)
-                                                    : std::vector<std::uint32_t>{1, 2};
+  if (auto x = find("micro_batch_size")) {
+    space.micro_batch_size = read_integers(*x, 1);
+  } else if (auto mbs = training.find("micro_batch_size")) {
+    space.micro_batch_size = {static_cast<std::uint32_t>(mbs->as_integer(1, kMaxValue))};
+  } else {
+    space.micro_batch_size = {1, 2};
+  }
   space.chunks =
       find("chunks") ? read_integers(*find("chunks"), 1) : std::vector<std::uint32_t>{2, 4};
   const std::vector<std::string> recomputes = {"none", "selective", "full"};
