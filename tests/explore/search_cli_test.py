@@ -6,6 +6,7 @@ Usage: search_cli_test.py PERFLOW SOURCE_DIR
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -52,6 +53,25 @@ with tempfile.TemporaryDirectory() as tmp:
             check(peak == plan["peak_total_memory"],
                   f"{kind} plan {plan['rank']}: peak memory {peak} != {plan['peak_total_memory']}")
             check(not report["out_of_memory"], f"{kind} plan {plan['rank']} is out of memory")
+
+# --html: one self-contained page with the counts, both tables, the chart and the timeline.
+with tempfile.TemporaryDirectory() as tmp:
+    page_file = os.path.join(tmp, "report.html")
+    run("search", search_file, "--jobs", "2", "--html", page_file)
+    with open(page_file) as f:
+        page = f.read()
+    result = json.loads(printed)
+    counts = (f"{result['considered']} plans considered, {result['pruned']} pruned "
+              f"({result['pruned_divisibility']} by divisibility, {result['pruned_memory']} by "
+              f"memory), {result['simulated']} simulated, {result['fit']} fit")
+    check(counts in page, "the page's counts differ from the JSON's")
+    check(page.count("<svg") == 2, "expected the Pareto chart and the timeline")
+    check(page.count("<tr>") == 1 + len(result["best"]) + 1 + len(result["pareto"]) + 4,
+          "expected a row per best plan, per Pareto plan and the breakdown's 4")
+    links = set(re.findall(r"https?://[^\"'\s<>]*", page))
+    check(links <= {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"},
+          f"the page links {sorted(links)}")
+    check("<script" not in page, "the page has a script")
 
 if failures:
     print("\n".join(failures))
