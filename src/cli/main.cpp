@@ -49,6 +49,7 @@ int run(int argc, char** argv) {
   add_simulate_command(app);
   add_compare_command(app);
   add_sweep_command(app);
+  add_search_command(app);
   add_plot_command(app);
   add_validate_command(app);
   add_schedules_command(app);

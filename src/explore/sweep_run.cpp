@@ -10,27 +10,31 @@
 
 namespace perflow::explore {
 
+void evaluate_config(const cli::Config& config, RunOutcome& outcome) {
+  const EventGraph graph = cli::build_graph(config);
+  const simulator::SimulationResult result = cli::simulate(config, graph);
+  const simulator::Metrics& m = result.metrics;
+  outcome.makespan = m.makespan;
+  outcome.bubble_ratio = m.bubble_ratio;
+  for (const simulator::DeviceMetrics& dm : m.devices) {
+    const cli::DeviceMemory memory = cli::device_memory(config, dm);
+    outcome.peak_memory = std::max(outcome.peak_memory, dm.peak_memory);
+    outcome.peak_total_memory = std::max(outcome.peak_total_memory, memory.total);
+    outcome.out_of_memory = outcome.out_of_memory || memory.out_of_memory;
+  }
+  if (const std::optional<cli::Throughput> t = cli::throughput(config, m.makespan)) {
+    if (std::isfinite(t->tokens_per_s)) outcome.tokens_per_s = t->tokens_per_s;
+    if (std::isfinite(t->mfu)) outcome.mfu = t->mfu;
+  }
+}
+
 RunOutcome run_point(const Sweep& sweep, std::uint64_t run) {
   RunOutcome outcome;
   outcome.run = run;
   const std::vector<cli::ConfigOverride> overrides = sweep.overrides(run);
   try {
     const cli::Config config = cli::parse_config(sweep.base, sweep.base_file, overrides);
-    const EventGraph graph = cli::build_graph(config);
-    const simulator::SimulationResult result = cli::simulate(config, graph);
-    const simulator::Metrics& m = result.metrics;
-    outcome.makespan = m.makespan;
-    outcome.bubble_ratio = m.bubble_ratio;
-    for (const simulator::DeviceMetrics& dm : m.devices) {
-      const cli::DeviceMemory memory = cli::device_memory(config, dm);
-      outcome.peak_memory = std::max(outcome.peak_memory, dm.peak_memory);
-      outcome.peak_total_memory = std::max(outcome.peak_total_memory, memory.total);
-      outcome.out_of_memory = outcome.out_of_memory || memory.out_of_memory;
-    }
-    if (const std::optional<cli::Throughput> t = cli::throughput(config, m.makespan)) {
-      if (std::isfinite(t->tokens_per_s)) outcome.tokens_per_s = t->tokens_per_s;
-      if (std::isfinite(t->mfu)) outcome.mfu = t->mfu;
-    }
+    evaluate_config(config, outcome);
   } catch (const ConfigError& e) {
     const ConfigError named = cli::name_override(e, overrides);
     // An inline base's fields are at /base/... of the sweep file.

@@ -102,6 +102,19 @@ class ReorderWindow {
 void run_sweep(const Sweep& sweep, std::uint64_t first, std::uint64_t last, unsigned jobs,
                const std::function<void(const RunOutcome&)>& emit,
                const std::function<void(const SweepProgress&)>& progress) {
+  run_in_order(
+      first, last, jobs, [&](std::uint64_t run) { return run_point(sweep, run); }, emit, progress);
+}
+
+void run_in_order(std::uint64_t first, std::uint64_t last, unsigned jobs,
+                  const std::function<RunOutcome(std::uint64_t)>& evaluate,
+                  const std::function<void(const RunOutcome&)>& emit,
+                  const std::function<void(const SweepProgress&)>& progress) {
+  const auto run_one = [&](std::uint64_t run) {
+    RunOutcome outcome = evaluate(run);
+    outcome.run = run;
+    return outcome;
+  };
   keep_freed_memory();
   const Clock::time_point start = Clock::now();
   const std::uint64_t total = last > first ? last - first : 0;
@@ -109,7 +122,7 @@ void run_sweep(const Sweep& sweep, std::uint64_t first, std::uint64_t last, unsi
   jobs = static_cast<unsigned>(std::min<std::uint64_t>(jobs, std::max<std::uint64_t>(total, 1)));
   if (jobs == 1) {  // no threads: the simplest path, and the reference the others equal
     for (std::uint64_t run = first; run < last; ++run) {
-      emit(run_point(sweep, run));
+      emit(run_one(run));
       if (progress) progress({run - first + 1, total, seconds_since(start)});
     }
     return;
@@ -124,7 +137,7 @@ void run_sweep(const Sweep& sweep, std::uint64_t first, std::uint64_t last, unsi
     workers.emplace_back([&] {
       try {
         while (const std::optional<std::uint64_t> run = window.take(last)) {
-          window.put(run_point(sweep, *run));
+          window.put(run_one(*run));
         }
       } catch (...) {
         const std::lock_guard lock(failure_mutex);

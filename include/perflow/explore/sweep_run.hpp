@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "perflow/cli/config.hpp"
 #include "perflow/core/time.hpp"
 #include "perflow/explore/sweep.hpp"
 
@@ -21,6 +22,10 @@ struct RunOutcome {
   double peak_total_memory = 0;        ///< the devices' largest static + activation peak
   bool out_of_memory = false;          ///< a device beyond its memory capacity
 };
+
+/// Builds and simulates a parsed config and fills the outcome's figures (`run` and `error`
+/// untouched). Throws what build_graph and simulate throw.
+void evaluate_config(const cli::Config& config, RunOutcome& outcome);
 
 /// Reads, builds and simulates run `run` of the sweep. A configuration the config reader,
 /// a schedule or the simulator refuses is an outcome with its message, not an exception.

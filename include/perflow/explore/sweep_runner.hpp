@@ -15,6 +15,16 @@ struct SweepProgress {
   double seconds = 0;       ///< since it started
 };
 
+/// Evaluates items [first, last) with `evaluate` on `jobs` threads (0: all cores) and hands
+/// each outcome (its `run` set to the item) to `emit` on the calling thread in item order, as
+/// soon as it and every item before it are done: the output is the same whatever `jobs` is.
+/// `evaluate` is called concurrently and must not throw for a bad item (an outcome with its
+/// error instead); an exception from it or from `emit` stops the workers and is rethrown.
+void run_in_order(std::uint64_t first, std::uint64_t last, unsigned jobs,
+                  const std::function<RunOutcome(std::uint64_t)>& evaluate,
+                  const std::function<void(const RunOutcome&)>& emit,
+                  const std::function<void(const SweepProgress&)>& progress = {});
+
 /// Runs runs [first, last) of `sweep` on `jobs` threads (0: all cores) and hands each
 /// outcome to `emit` on the calling thread in run order, as soon as it and every run
 /// before it are done: the output is the same whatever `jobs` is. `progress` (optional)

@@ -28,6 +28,7 @@ void add_models_command(CLI::App& app);
 void add_explain_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
+void add_search_command(CLI::App& app);
 void add_plot_command(CLI::App& app);
 
 }  // namespace perflow::cli::detail

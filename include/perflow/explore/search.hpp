@@ -1,0 +1,112 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "perflow/explore/sweep_run.hpp"
+
+namespace perflow::explore {
+
+/// One GPU type of the cluster: its /device_types entry and how many there are.
+struct GpuType {
+  std::string name;
+  nlohmann::json entry;  ///< the device type (preset, memory, ...) without `count`
+  std::uint32_t count = 0;
+  double capacity = 0;  ///< bytes of memory a plan may use on it (the cap applied)
+};
+
+/// The values a search tries (README "Search"); defaults are filled by parse_search.
+struct SearchSpace {
+  std::vector<std::string> schedules;
+  std::vector<std::uint32_t> pipeline;         ///< pipeline depths (stages)
+  std::vector<std::uint32_t> tensor_parallel;  ///< tensor-parallel degrees
+  std::vector<std::uint32_t> micro_batch_size;
+  std::vector<std::uint32_t> chunks;  ///< for schedules whose chunk count is free
+  std::vector<std::string> recompute;
+  std::vector<std::string> layers;  ///< "balanced", "fastest" (mixed clusters)
+};
+
+/// A search file: a base config shared by every plan, a cluster, a space and constraints.
+struct Search {
+  std::string file;     ///< for messages
+  nlohmann::json base;  ///< model, training (with global_batch_size), network, simulation...
+  std::vector<GpuType> gpus;
+  std::uint32_t devices_per_node = 8;
+  SearchSpace space;
+  bool use_all_gpus = true;  ///< else at most the cluster
+  std::uint32_t top = 10;
+  std::uint32_t global_batch_size = 0;
+};
+
+/// Reads and checks a search document; `gpu_order` lists /cluster/gpus' keys as written
+/// (JSON objects forget it). Throws ConfigError naming the file and JSON pointer.
+Search parse_search(const nlohmann::json& document, const std::vector<std::string>& gpu_order,
+                    const std::string& file);
+Search load_search(const std::filesystem::path& path);
+
+/// One candidate plan: what it chose and the complete config `perflow simulate` runs.
+struct Plan {
+  std::string schedule;
+  std::uint32_t pipeline = 1;
+  std::uint32_t tensor_parallel = 1;
+  std::uint32_t data_parallel = 1;
+  std::uint32_t micro_batch_size = 1;
+  std::uint32_t microbatches = 1;
+  std::uint32_t chunks = 1;
+  std::string recompute;
+  std::string layers;     ///< the layer split
+  std::string placement;  ///< e.g. "H100 x4, A100 x4" (stages per GPU type, first stage first)
+  nlohmann::json config;
+};
+
+/// A simulated plan.
+struct PlanResult {
+  Plan plan;
+  RunOutcome outcome;
+  [[nodiscard]] bool fits() const { return outcome.error.empty() && !outcome.out_of_memory; }
+};
+
+/// How the search went.
+struct SearchCounts {
+  std::uint64_t considered = 0;
+  std::uint64_t pruned_divisibility = 0;  ///< by divisibility and schedule constraints
+  std::uint64_t pruned_memory = 0;        ///< a lower bound of the peak exceeds the memory
+  std::uint64_t simulated = 0;
+  std::uint64_t invalid = 0;  ///< simulated plans a schedule or the simulator refused
+  std::uint64_t fit = 0;      ///< simulated without error and within memory
+};
+
+struct SearchResult {
+  SearchCounts counts;
+  std::vector<PlanResult> best;       ///< the `top` fitting plans by step time
+  std::vector<PlanResult> pareto;     ///< step time vs peak total memory, fastest first
+  std::vector<PlanResult> simulated;  ///< every simulated plan, in enumeration order
+};
+
+struct SearchOptions {
+  unsigned jobs = 0;               ///< threads (0: every core)
+  bool prune_divisibility = true;  ///< off: plans that fail the checks are simulated too
+  bool prune_memory = true;        ///< off: every plan is simulated (brute force)
+  bool keep_simulated = false;     ///< fill SearchResult::simulated
+};
+
+/// Every candidate plan of the search, in a fixed order; those failing divisibility or
+/// schedule constraints are counted in `counts` and left out unless
+/// `keep_invalid`.
+std::vector<Plan> enumerate_plans(const Search& search, SearchCounts& counts,
+                                  bool keep_invalid = false);
+
+/// A lower bound of the plan's peak memory exceeds a GPU's capacity: static memory of a
+/// stage plus one microbatch's activation of its largest chunk. Never true for a plan that
+/// fits. Throws ConfigError if the config is invalid.
+bool cannot_fit(const cli::Config& config);
+
+/// Enumerates, prunes, simulates the survivors in parallel and ranks them.
+SearchResult run_search(const Search& search, const SearchOptions& options = {});
+
+}  // namespace perflow::explore

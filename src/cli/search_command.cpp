@@ -1,0 +1,336 @@
+// perflow search SEARCH.json: the best plans of a model on a cluster (README "Search").
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "detail/commands.hpp"
+#include "detail/device_display.hpp"
+#include "detail/output_paths.hpp"
+#include "perflow/cli/config.hpp"
+#include "perflow/cli/summary.hpp"
+#include "perflow/core/atomic_file.hpp"
+#include "perflow/core/error.hpp"
+#include "perflow/core/time.hpp"
+#include "perflow/core/units.hpp"
+#include "perflow/explore/search.hpp"
+#include "perflow/visualizer/timeline.hpp"
+
+namespace perflow::cli::detail {
+namespace {
+
+struct SearchOptions {
+  std::string file;
+  std::string output;  // -o plans.json
+  std::string format = "text";
+  std::string html;  // --html report.html
+  unsigned jobs = 0;
+};
+
+nlohmann::json optional_number(const std::optional<double>& x) {
+  return x ? nlohmann::json(*x) : nlohmann::json(nullptr);
+}
+
+nlohmann::json plan_json(const explore::PlanResult& r, std::size_t rank) {
+  const explore::Plan& p = r.plan;
+  return {{"rank", rank},
+          {"schedule", p.schedule},
+          {"pipeline", p.pipeline},
+          {"tensor_parallel", p.tensor_parallel},
+          {"data_parallel", p.data_parallel},
+          {"micro_batch_size", p.micro_batch_size},
+          {"microbatches", p.microbatches},
+          {"chunks", p.chunks},
+          {"recompute", p.recompute},
+          {"placement", p.placement},
+          {"layers", p.layers},
+          {"makespan_ns", r.outcome.makespan},
+          {"bubble_ratio", r.outcome.bubble_ratio},
+          {"tokens_per_s", optional_number(r.outcome.tokens_per_s)},
+          {"mfu", optional_number(r.outcome.mfu)},
+          {"peak_memory", r.outcome.peak_memory},
+          {"peak_total_memory", r.outcome.peak_total_memory},
+          {"config", p.config}};
+}
+
+nlohmann::json result_json(const explore::SearchResult& result) {
+  const explore::SearchCounts& c = result.counts;
+  nlohmann::json best = nlohmann::json::array();
+  for (std::size_t i = 0; i < result.best.size(); ++i)
+    best.push_back(plan_json(result.best[i], i + 1));
+  nlohmann::json pareto = nlohmann::json::array();
+  for (std::size_t i = 0; i < result.pareto.size(); ++i)
+    pareto.push_back(plan_json(result.pareto[i], i + 1));
+  return {{"considered", c.considered},
+          {"pruned", c.pruned_divisibility + c.pruned_memory},
+          {"pruned_divisibility", c.pruned_divisibility},
+          {"pruned_memory", c.pruned_memory},
+          {"simulated", c.simulated},
+          {"invalid", c.invalid},
+          {"fit", c.fit},
+          {"best", std::move(best)},
+          {"pareto", std::move(pareto)}};
+}
+
+std::string table(const std::vector<explore::PlanResult>& plans) {
+  std::vector<std::vector<std::string>> rows = {{"rank", "schedule", "PPxTPxDP", "mbs x m",
+                                                 "chunks", "recompute", "placement", "layers",
+                                                 "step time", "tokens/s", "MFU", "peak memory"}};
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    const explore::Plan& p = plans[i].plan;
+    const explore::RunOutcome& o = plans[i].outcome;
+    rows.push_back(
+        {fmt::format("{}", i + 1), p.schedule,
+         fmt::format("{}x{}x{}", p.pipeline, p.tensor_parallel, p.data_parallel),
+         fmt::format("{} x {}", p.micro_batch_size, p.microbatches), fmt::format("{}", p.chunks),
+         p.recompute, p.placement, p.layers, format_duration(o.makespan),
+         o.tokens_per_s ? fmt::format("{:.0f}", *o.tokens_per_s) : "-",
+         o.mfu ? fmt::format("{:.1f}%", *o.mfu * 100) : "-", format_memory(o.peak_total_memory)});
+  }
+  std::vector<std::size_t> width(rows.front().size(), 0);
+  for (const auto& row : rows) {
+    for (std::size_t k = 0; k < row.size(); ++k) width[k] = std::max(width[k], row[k].size());
+  }
+  std::string text;
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t k = 0; k < row.size(); ++k) {
+      line += fmt::format("{:<{}}", row[k], k + 1 < row.size() ? width[k] + 2 : 0);
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    text += "  " + line + "\n";
+  }
+  return text;
+}
+
+std::string escape_html(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string html_table(const std::vector<explore::PlanResult>& plans) {
+  std::string html =
+      "<table><tr><th>rank</th><th>schedule</th><th>PP x TP x DP</th><th>mbs x m</th>"
+      "<th>chunks</th><th>recompute</th><th>placement</th><th>layers</th><th>step time</th>"
+      "<th>tokens/s</th><th>MFU</th><th>peak memory</th></tr>\n";
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    const explore::Plan& p = plans[i].plan;
+    const explore::RunOutcome& o = plans[i].outcome;
+    html += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{}x{}x{}</td><td>{} x {}</td><td>{}</td><td>{}</td>"
+        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+        i + 1, escape_html(p.schedule), p.pipeline, p.tensor_parallel, p.data_parallel,
+        p.micro_batch_size, p.microbatches, p.chunks, escape_html(p.recompute),
+        escape_html(p.placement), escape_html(p.layers), format_duration(o.makespan),
+        o.tokens_per_s ? fmt::format("{:.0f}", *o.tokens_per_s) : "-",
+        o.mfu ? fmt::format("{:.1f}%", *o.mfu * 100) : "-", format_memory(o.peak_total_memory));
+  }
+  return html + "</table>\n";
+}
+
+// Step time against peak memory: the Pareto front as a staircase, the best plans as rings.
+std::string pareto_svg(const explore::SearchResult& result) {
+  constexpr double kWidth = 720, kHeight = 420, kLeft = 90, kRight = 20, kTop = 20, kBottom = 60;
+  std::vector<const explore::PlanResult*> all;
+  for (const auto& r : result.pareto) all.push_back(&r);
+  for (const auto& r : result.best) all.push_back(&r);
+  double x0 = 1e300, x1 = 0, y0 = 1e300, y1 = 0;
+  for (const auto* r : all) {
+    x0 = std::min(x0, r->outcome.peak_total_memory);
+    x1 = std::max(x1, r->outcome.peak_total_memory);
+    y0 = std::min(y0, double(r->outcome.makespan));
+    y1 = std::max(y1, double(r->outcome.makespan));
+  }
+  const double xpad = std::max((x1 - x0) * 0.05, x1 * 0.01 + 1);
+  const double ypad = std::max((y1 - y0) * 0.05, y1 * 0.01 + 1);
+  x0 -= xpad, x1 += xpad, y0 -= ypad, y1 += ypad;
+  const auto px = [&](double x) {
+    return kLeft + (x - x0) / (x1 - x0) * (kWidth - kLeft - kRight);
+  };
+  const auto py = [&](double y) {
+    return kTop + (y1 - y) / (y1 - y0) * (kHeight - kTop - kBottom);
+  };
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" "
+      "viewBox=\"0 0 {0} {1}\" font-family=\"sans-serif\" font-size=\"12\">\n"
+      "<rect x=\"{2}\" y=\"{3}\" width=\"{4}\" height=\"{5}\" fill=\"none\" "
+      "stroke=\"#888\"/>\n",
+      kWidth, kHeight, kLeft, kTop, kWidth - kLeft - kRight, kHeight - kTop - kBottom);
+  for (int k = 0; k <= 4; ++k) {
+    const double x = x0 + (x1 - x0) * k / 4;
+    const double y = y0 + (y1 - y0) * k / 4;
+    svg += fmt::format(
+        "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n"
+        "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n",
+        px(x), kHeight - kBottom + 16, format_memory(x), kLeft - 6, py(y) + 4,
+        format_duration(static_cast<TimeNs>(y)));
+  }
+  svg += fmt::format(
+      "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">peak memory (static + "
+      "activations, largest device)</text>\n<text x=\"14\" y=\"{:.1f}\" "
+      "text-anchor=\"middle\" transform=\"rotate(-90 14 {:.1f})\">step time</text>\n",
+      kLeft + (kWidth - kLeft - kRight) / 2, kHeight - 16, kTop + (kHeight - kTop - kBottom) / 2,
+      kTop + (kHeight - kTop - kBottom) / 2);
+  std::string path;
+  for (std::size_t i = 0; i < result.pareto.size(); ++i) {
+    const explore::RunOutcome& o = result.pareto[i].outcome;
+    path += fmt::format("{}{:.1f},{:.1f}", i == 0 ? "M" : " L", px(o.peak_total_memory),
+                        py(double(o.makespan)));
+  }
+  if (!path.empty()) {
+    svg += fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"#1f77b4\"/>\n", path);
+  }
+  for (std::size_t i = 0; i < result.pareto.size(); ++i) {
+    const explore::RunOutcome& o = result.pareto[i].outcome;
+    svg += fmt::format(
+        "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"#1f77b4\"><title>Pareto {}: "
+        "{}</title></circle>\n",
+        px(o.peak_total_memory), py(double(o.makespan)), i + 1,
+        escape_html(result.pareto[i].plan.config.value("description", "")));
+  }
+  for (std::size_t i = 0; i < result.best.size(); ++i) {
+    const explore::RunOutcome& o = result.best[i].outcome;
+    svg += fmt::format(
+        "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"7\" fill=\"none\" stroke=\"#d62728\">"
+        "<title>best {}: {}</title></circle>\n",
+        px(o.peak_total_memory), py(double(o.makespan)), i + 1,
+        escape_html(result.best[i].plan.config.value("description", "")));
+  }
+  return svg + "</svg>\n";
+}
+
+// One self-contained page: counts, the best plans, the Pareto chart, the winner's timeline
+// and where its step goes (compute, bubble, exposed communication).
+std::string html_report(const std::string& file, const explore::SearchResult& result) {
+  const explore::SearchCounts& c = result.counts;
+  std::string html = fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<title>perflow search: {0}</title>\n<style>body{{font-family:sans-serif;margin:2em}}"
+      "table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:2px 8px;"
+      "text-align:left}}</style></head><body>\n<h1>perflow search: {0}</h1>\n"
+      "<p id=\"counts\">{1} plans considered, {2} pruned ({3} by divisibility, {4} by "
+      "memory), {5} simulated, {6} fit</p>\n",
+      escape_html(file), c.considered, c.pruned_divisibility + c.pruned_memory,
+      c.pruned_divisibility, c.pruned_memory, c.simulated, c.fit);
+  if (result.best.empty()) return html + "<p>No plan fits.</p>\n</body></html>\n";
+  html += "<h2>Best plans by step time</h2>\n" + html_table(result.best);
+  html += "<h2>Pareto front: step time vs peak memory</h2>\n" + pareto_svg(result) +
+          html_table(result.pareto);
+  const explore::PlanResult& winner = result.best.front();
+  const Config config = parse_config(winner.plan.config, file);
+  const EventGraph graph = build_graph(config);
+  const simulator::SimulationResult run = simulate(config, graph);
+  const simulator::Metrics& m = run.metrics;
+  // Per device: compute (busy), communication lane time up to the idle time, the rest
+  // bubble; the page shows the mean over devices.
+  double busy = 0, exposed = 0;
+  for (const simulator::DeviceMetrics& d : m.devices) {
+    busy += double(d.busy);
+    exposed += std::min(double(d.communication), double(m.makespan - d.busy));
+  }
+  const double n = double(std::max<std::size_t>(m.devices.size(), 1));
+  const double total = double(m.makespan);
+  const double bubble = total - busy / n - exposed / n;
+  html += fmt::format(
+      "<h2>The winner</h2>\n<p>{}</p>\n<table id=\"breakdown\"><tr><th>step time</th><td>{}</td>"
+      "</tr><tr><th>compute</th><td>{} ({:.1f}%)</td></tr><tr><th>bubble</th><td>{} ({:.1f}%)</td>"
+      "</tr><tr><th>communication not overlapped (at most)</th><td>{} ({:.1f}%)</td></tr>"
+      "</table>\n<p>Per device, averaged over the {} devices. Communication is the time of "
+      "the link lanes (with simulation.lower_communication) that idle time could hide at "
+      "most; without lowering, waiting for transfers counts as bubble.</p>\n",
+      escape_html(config.description), format_duration(m.makespan),
+      format_duration(static_cast<TimeNs>(busy / n)), 100 * busy / n / total,
+      format_duration(static_cast<TimeNs>(bubble)), 100 * bubble / total,
+      format_duration(static_cast<TimeNs>(exposed / n)), 100 * exposed / n / total,
+      m.devices.size());
+  const DeviceDisplay display = device_display(config, config.pipeline.stages);
+  visualizer::TimelineOptions style;
+  style.title = config.description;
+  style.subtitle = describe_run(config, graph);
+  style.device_labels = display.labels;
+  style.memory_chart = true;
+  style.static_memory = display.static_memory;
+  style.memory_capacity = display.capacity;
+  html += "<div id=\"timeline\">\n" + visualizer::render_timeline_svg(graph, run.trace, m, style) +
+          "</div>\n";
+  return html + "</body></html>\n";
+}
+
+void run_search_command(const SearchOptions& options) {
+  if (options.format != "text" && options.format != "json") {
+    throw Error(fmt::format("--format '{}': expected text or json", options.format));
+  }
+  {
+    const InputFile inputs[] = {{"the search", options.file}};
+    const OutputFile files[] = {{"-o", options.output}, {"--html", options.html}};
+    check_output_paths(inputs, files);
+  }
+  const explore::Search search = explore::load_search(options.file);
+  explore::SearchOptions run;
+  run.jobs = options.jobs;
+  const explore::SearchResult result = explore::run_search(search, run);
+  const nlohmann::json json = result_json(result);
+  if (!options.output.empty()) write_file_atomically(options.output, json.dump(1) + "\n");
+  if (!options.html.empty()) write_file_atomically(options.html, html_report(options.file, result));
+  if (options.format == "json") {
+    fmt::print("{}\n", json.dump(1));
+    return;
+  }
+  const explore::SearchCounts& c = result.counts;
+  fmt::print(
+      "{}: {} plans considered, {} pruned ({} by divisibility, {} by memory), {} simulated, {} "
+      "fit\n",
+      options.file, c.considered, c.pruned_divisibility + c.pruned_memory, c.pruned_divisibility,
+      c.pruned_memory, c.simulated, c.fit);
+  if (c.invalid > 0) fmt::print("  ({} simulated plans were refused by a schedule)\n", c.invalid);
+  if (result.best.empty()) {
+    fmt::print("no plan fits\n");
+  } else {
+    fmt::print("\nbest plans by step time:\n{}", table(result.best));
+    fmt::print("\nPareto front (step time vs peak memory):\n{}", table(result.pareto));
+  }
+  if (!options.output.empty()) fmt::print("\nplans written to {}\n", options.output);
+  if (!options.html.empty()) fmt::print("report written to {}\n", options.html);
+}
+
+}  // namespace
+
+void add_search_command(CLI::App& app) {
+  auto options = std::make_shared<SearchOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "search",
+      "Find the fastest plans of a model on a cluster: pipeline, tensor and data parallelism, "
+      "micro-batches, schedule, chunks, recomputation and GPU placement, pruned then simulated");
+  cmd->add_option("file", options->file, "The search file (JSON)")->required();
+  cmd->add_option("-o,--output", options->output,
+                  "Write the best plans and the Pareto front, with their configs, as JSON");
+  cmd->add_option("--html", options->html,
+                  "Write one self-contained page: the ranked plans, the Pareto chart and the "
+                  "winner's timeline and breakdown");
+  cmd->add_option("--format", options->format, "Output: text (default) or json");
+  cmd->add_option("--jobs", options->jobs, "Threads to run on (default: every core)")
+      ->check(CLI::Range(1u, 4096u));
+  cmd->callback([options] { run_search_command(*options); });
+}
+
+}  // namespace perflow::cli::detail

@@ -1,0 +1,506 @@
+// perflow search: enumerate the plans of a model on a cluster, prune the ones that cannot
+// work (divisibility, schedule constraints, a lower bound of memory), simulate the rest on
+// every core and rank them by step time, with the Pareto front of step time vs memory.
+#include "perflow/explore/search.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "perflow/cli/config.hpp"
+#include "perflow/core/error.hpp"
+#include "perflow/core/json_cursor.hpp"
+#include "perflow/core/units.hpp"
+#include "perflow/explore/sweep_runner.hpp"
+#include "perflow/model/training.hpp"
+#include "perflow/parallel/schedule_registry.hpp"
+
+namespace perflow::explore {
+namespace {
+
+constexpr std::int64_t kMaxValue = 1 << 20;
+
+// The chunk count a built-in schedule requires, if it fixes one.
+std::optional<std::uint32_t> fixed_chunks(std::string_view schedule) {
+  for (std::string_view one : {"gpipe", "1f1b", "eager-1f1b", "zb-h1", "zb-h2", "zb"}) {
+    if (schedule == one) return 1;
+  }
+  for (std::string_view two :
+       {"zbv", "zbv-auto", "1f1b-v", "v-half", "v-min", "dualpipe", "dualpipev"}) {
+    if (schedule == two) return 2;
+  }
+  return std::nullopt;
+}
+
+// A built-in schedule's constraints on stages, microbatches and chunks (README "Schedules").
+bool schedule_accepts(std::string_view schedule, std::uint32_t stages, std::uint32_t microbatches,
+                      std::uint32_t chunks) {
+  if (schedule == "interleaved-1f1b") {
+    // microbatch_group_size defaults to stages: microbatches a multiple of it.
+    return chunks >= 2 && microbatches >= stages && microbatches % stages == 0;
+  }
+  if (schedule == "dualpipe") {
+    return stages % 2 == 0 && microbatches % 2 == 0 && microbatches >= 2 * stages;
+  }
+  if (schedule == "dualpipev") return microbatches >= 2 * stages;
+  return true;
+}
+
+std::vector<std::uint32_t> read_integers(const JsonCursor& c, std::int64_t min) {
+  if (!c.value().is_array() || c.array_size() == 0) c.fail_expected("a non-empty list of integers");
+  std::vector<std::uint32_t> values;
+  for (std::size_t i = 0; i < c.array_size(); ++i) {
+    values.push_back(static_cast<std::uint32_t>(c.at(i).as_integer(min, kMaxValue)));
+  }
+  return values;
+}
+
+std::vector<std::string> read_choices(const JsonCursor& c, std::span<const std::string> valid) {
+  if (!c.value().is_array() || c.array_size() == 0) c.fail_expected("a non-empty list of names");
+  std::vector<std::string> values;
+  for (std::size_t i = 0; i < c.array_size(); ++i) {
+    const JsonCursor item = c.at(i);
+    std::string name = item.as_string();
+    if (std::find(valid.begin(), valid.end(), name) == valid.end()) {
+      item.fail_expected(fmt::format("one of {}", fmt::join(valid, ", ")));
+    }
+    values.push_back(std::move(name));
+  }
+  return values;
+}
+
+// A ConfigError of a probe config (the base with a one-stage pipeline) as an error of the
+// search file: the base's fields are at /base, the device types at /cluster/gpus.
+[[noreturn]] void rethrow_in_search(const ConfigError& e, const std::string& file,
+                                    const nlohmann::json& base) {
+  const std::string& pointer = e.pointer();
+  std::string where = "/base";
+  const std::string first = pointer.substr(1, pointer.find('/', 1) - 1);
+  if (first == "device_types") {
+    where = "/cluster/gpus" + pointer.substr(std::string("/device_types").size());
+  } else if (!first.empty() && base.contains(first)) {
+    where = "/base" + pointer;
+  }
+  throw ConfigError(file, where, e.message());
+}
+
+// The base with the search's choices filled in: one complete config.
+nlohmann::json plan_config(const Search& search, const Plan& plan,
+                           const std::vector<std::pair<std::size_t, std::uint32_t>>& shares) {
+  nlohmann::json config = search.base;
+  config["description"] = fmt::format(
+      "perflow search plan: {} pp {} x tp {} x dp {}, micro-batch {} x {}, {} chunks, "
+      "recompute {}, {} ({} layers)",
+      plan.schedule, plan.pipeline, plan.tensor_parallel, plan.data_parallel, plan.micro_batch_size,
+      plan.microbatches, plan.chunks, plan.recompute, plan.placement, plan.layers);
+  nlohmann::json& training = config["training"];
+  training["micro_batch_size"] = plan.micro_batch_size;
+  training["recompute"] = plan.recompute;
+  if (plan.tensor_parallel == 1 && training.contains("sequence_parallel")) {
+    training["sequence_parallel"] = false;
+  }
+  nlohmann::json types = nlohmann::json::object();
+  nlohmann::json placement = nlohmann::json::array();
+  std::uint32_t stage = 0;
+  for (const auto& [type, stages] : shares) {
+    const GpuType& gpu = search.gpus[type];
+    types[gpu.name] = gpu.entry;
+    placement.push_back(
+        {{"stages", fmt::format("{}-{}", stage, stage + stages - 1)}, {"device_type", gpu.name}});
+    stage += stages;
+  }
+  config["device_types"] = std::move(types);
+  config["placement"] = std::move(placement);
+  config["pipeline"] = {{"schedule", plan.schedule},
+                        {"stages", plan.pipeline},
+                        {"chunks", plan.chunks},
+                        {"layers", plan.layers}};
+  config["parallelism"] = {{"tensor_parallel", plan.tensor_parallel},
+                           {"data_parallel", plan.data_parallel}};
+  nlohmann::json& network = config["network"];
+  if (!network.contains("devices_per_node")) {
+    // Megatron's rank order: tensor, then data, then pipeline; a stage's GPUs are adjacent.
+    const std::uint32_t group = plan.tensor_parallel * plan.data_parallel;
+    network["devices_per_node"] = std::max<std::uint32_t>(1, search.devices_per_node / group);
+  }
+  return config;
+}
+
+// How many stages each GPU type takes, for a pipeline of `stages` with `group` GPUs per
+// stage: every assignment, each order of the types that take stages.
+std::vector<std::vector<std::pair<std::size_t, std::uint32_t>>> assignments(const Search& search,
+                                                                            std::uint32_t stages,
+                                                                            std::uint32_t group) {
+  std::vector<std::vector<std::pair<std::size_t, std::uint32_t>>> result;
+  const std::size_t types = search.gpus.size();
+  std::vector<std::uint32_t> most(types);
+  for (std::size_t t = 0; t < types; ++t) most[t] = search.gpus[t].count / group;
+  std::vector<std::uint32_t> share(types, 0);
+  const auto emit = [&] {
+    std::vector<std::size_t> order;
+    for (std::size_t t = 0; t < types; ++t) {
+      if (share[t] > 0) order.push_back(t);
+    }
+    do {
+      std::vector<std::pair<std::size_t, std::uint32_t>> one;
+      for (std::size_t t : order) one.emplace_back(t, share[t]);
+      result.push_back(std::move(one));
+    } while (std::next_permutation(order.begin(), order.end()));
+  };
+  if (search.use_all_gpus) {
+    std::uint32_t total = 0;
+    for (std::size_t t = 0; t < types; ++t) {
+      if (search.gpus[t].count % group != 0) return result;
+      share[t] = most[t];
+      total += most[t];
+    }
+    if (total == stages) emit();
+    return result;
+  }
+  // Every composition of `stages` with share[t] <= most[t].
+  const auto place = [&](auto& self, std::size_t t, std::uint32_t left) -> void {
+    if (t == types) {
+      if (left == 0) emit();
+      return;
+    }
+    for (std::uint32_t n = 0; n <= std::min(left, most[t]); ++n) {
+      share[t] = n;
+      self(self, t + 1, left - n);
+    }
+    share[t] = 0;
+  };
+  place(place, 0, stages);
+  return result;
+}
+
+}  // namespace
+
+Search parse_search(const nlohmann::json& document, const std::vector<std::string>& gpu_order,
+                    const std::string& file) {
+  const JsonCursor root(document, file);
+  root.expect_object({"$schema", "description", "base", "cluster", "space", "constraints", "top"});
+  Search search;
+  search.file = file;
+  const JsonCursor base = root.at("base");
+  if (!base.value().is_object()) base.fail_expected("a config object (model, training, ...)");
+  for (std::string_view key :
+       {"pipeline", "parallelism", "device", "device_types", "placement", "parts"}) {
+    if (auto x = base.find(key)) {
+      x->fail(fmt::format("the search chooses /{}: remove it from the base", key));
+    }
+  }
+  if (!base.has("model")) base.fail("missing required key 'model' (the search derives costs)");
+  search.base = base.value();
+  const JsonCursor training = base.at("training");
+  if (!training.value().is_object()) training.fail_expected("an object with global_batch_size");
+  search.global_batch_size = static_cast<std::uint32_t>(
+      training.at("global_batch_size").as_integer(1, std::numeric_limits<std::uint32_t>::max()));
+
+  const JsonCursor cluster = root.at("cluster");
+  cluster.expect_object({"gpus", "devices_per_node"});
+  if (auto n = cluster.find("devices_per_node")) {
+    search.devices_per_node = static_cast<std::uint32_t>(n->as_integer(1, kMaxValue));
+  }
+  const JsonCursor gpus = cluster.at("gpus");
+  if (!gpus.value().is_object() || gpus.value().empty()) {
+    gpus.fail_expected(
+        "an object of GPU types, e.g. {\"H100\": {\"preset\": \"h100-sxm\", "
+        "\"count\": 64}}");
+  }
+  std::vector<std::string> names;
+  for (const std::string& name : gpu_order) {
+    if (gpus.value().contains(name) && std::find(names.begin(), names.end(), name) == names.end()) {
+      names.push_back(name);
+    }
+  }
+  for (const auto& [name, value] : gpus.value().items()) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  std::optional<double> cap;
+  std::optional<JsonCursor> constraints = root.find("constraints");
+  if (constraints) {
+    constraints->expect_object({"use_all_gpus", "memory"});
+    if (auto x = constraints->find("use_all_gpus")) search.use_all_gpus = x->as_bool();
+    if (auto x = constraints->find("memory")) {
+      if (x->value().is_number()) {
+        cap = x->as_number_at_least(1);
+      } else {
+        try {
+          cap = parse_bytes(x->as_string());
+        } catch (const std::invalid_argument& e) {
+          x->fail_expected(e.what());
+        }
+      }
+    }
+  }
+
+  // Each GPU type is checked (and its capacity read) by parsing the base on one stage of it.
+  nlohmann::json probe = search.base;
+  probe["training"].erase("micro_batch_size");
+  probe["training"].erase("global_batch_size");
+  probe["training"]["sequence_parallel"] = false;
+  probe["pipeline"] = {{"schedule", "1f1b"}, {"stages", 1}, {"microbatches", 1}};
+  std::optional<cli::Config> probed;
+  for (const std::string& name : names) {
+    const JsonCursor gpu = gpus.at(name);
+    if (!gpu.value().is_object()) gpu.fail_expected("an object with preset and count");
+    GpuType type;
+    type.name = name;
+    const JsonCursor count = gpu.at("count");
+    const std::int64_t n = count.as_integer(1, std::numeric_limits<std::int64_t>::max());
+    if (n > kMaxValue) count.fail(fmt::format("at most {} GPUs of a type, got {}", kMaxValue, n));
+    type.count = static_cast<std::uint32_t>(n);
+    type.entry = gpu.value();
+    type.entry.erase("count");
+    probe["device_types"] = {{name, type.entry}};
+    probe["placement"] = {{{"stages", 0}, {"device_type", name}}};
+    try {
+      probed = cli::parse_config(probe, file);
+    } catch (const ConfigError& e) {
+      rethrow_in_search(e, file, search.base);
+    }
+    type.capacity = probed->devices.at(0).memory_capacity;
+    if (cap && (type.capacity <= 0 || *cap < type.capacity)) {
+      type.capacity = *cap;
+      type.entry["memory"] = static_cast<std::uint64_t>(*cap);
+    }
+    search.gpus.push_back(std::move(type));
+  }
+  const model::Transformer& m = probed->model->transformer;
+  const bool mixed = search.gpus.size() > 1;
+  std::uint64_t total_gpus = 0;
+  for (const GpuType& g : search.gpus) total_gpus += g.count;
+
+  SearchSpace& space = search.space;
+  const std::optional<JsonCursor> given = root.find("space");
+  if (given) {
+    given->expect_object({"schedules", "pipeline", "tensor_parallel", "micro_batch_size", "chunks",
+                          "recompute", "layers"});
+  }
+  const auto find = [&](std::string_view key) {
+    return given ? given->find(key) : std::optional<JsonCursor>();
+  };
+  if (auto x = find("schedules")) {
+    std::vector<std::string> valid = parallel::builtin_schedules().names();
+    std::erase(valid, "custom");
+    space.schedules = read_choices(*x, valid);
+  } else {
+    space.schedules = {"1f1b", "interleaved-1f1b", "zb-h1", "zbv"};
+  }
+  if (auto x = find("pipeline")) {
+    space.pipeline = read_integers(*x, 1);
+  } else {
+    // Depths dividing the layers (a mixed cluster's fastest split needs not), up to 32.
+    for (std::uint32_t p = 1; p <= std::min<std::uint64_t>(32, total_gpus); ++p) {
+      if (mixed || m.layers % p == 0) space.pipeline.push_back(p);
+    }
+  }
+  if (auto x = find("tensor_parallel")) {
+    space.tensor_parallel = read_integers(*x, 1);
+  } else {
+    for (std::uint32_t t = 1; t <= search.devices_per_node; t *= 2) {
+      if (m.heads % t == 0) space.tensor_parallel.push_back(t);
+    }
+  }
+  if (auto x = find("micro_batch_size")) {
+    space.micro_batch_size = read_integers(*x, 1);
+  } else if (auto mbs = training.find("micro_batch_size")) {
+    space.micro_batch_size = {static_cast<std::uint32_t>(mbs->as_integer(1, kMaxValue))};
+  } else {
+    space.micro_batch_size = {1, 2};
+  }
+  space.chunks =
+      find("chunks") ? read_integers(*find("chunks"), 1) : std::vector<std::uint32_t>{2, 4};
+  const std::vector<std::string> recomputes = {"none", "selective", "full"};
+  if (auto x = find("recompute")) {
+    space.recompute = read_choices(*x, recomputes);
+  } else if (search.base["training"].contains("recompute")) {
+    space.recompute = {search.base["training"]["recompute"].get<std::string>()};
+  } else {
+    space.recompute = recomputes;
+  }
+  const std::vector<std::string> splits = {"balanced", "fastest"};
+  if (auto x = find("layers")) {
+    space.layers = read_choices(*x, splits);
+  } else {
+    space.layers = mixed ? splits : std::vector<std::string>{"balanced"};
+  }
+  if (auto x = root.find("top"))
+    search.top = static_cast<std::uint32_t>(x->as_integer(1, kMaxValue));
+  return search;
+}
+
+Search load_search(const std::filesystem::path& path) {
+  const std::string text = read_json_text(path);
+  const nlohmann::json document = parse_json_text(text, path.string());
+  std::vector<std::string> order;
+  const nlohmann::ordered_json ordered = nlohmann::ordered_json::parse(text);
+  if (const auto cluster = ordered.find("cluster");
+      cluster != ordered.end() && cluster->is_object()) {
+    if (const auto gpus = cluster->find("gpus"); gpus != cluster->end() && gpus->is_object()) {
+      for (const auto& [key, value] : gpus->items()) order.push_back(key);
+    }
+  }
+  return parse_search(document, order, path.string());
+}
+
+std::vector<Plan> enumerate_plans(const Search& search, SearchCounts& counts, bool keep_invalid) {
+  std::vector<Plan> plans;
+  const SearchSpace& space = search.space;
+  const std::uint64_t leaves =
+      std::uint64_t{space.micro_batch_size.size()} * space.recompute.size() * space.layers.size();
+  std::uint64_t total_gpus = 0;
+  for (const GpuType& g : search.gpus) total_gpus += g.count;
+  for (const std::string& schedule : space.schedules) {
+    std::vector<std::uint32_t> chunk_values;
+    if (const auto fixed = fixed_chunks(schedule)) {
+      chunk_values = {*fixed};
+    } else {
+      chunk_values = space.chunks;
+    }
+    for (const std::uint32_t chunks : chunk_values) {
+      for (const std::uint32_t tp : space.tensor_parallel) {
+        for (const std::uint32_t pp : space.pipeline) {
+          // Every data-parallel degree with its assignments of stages to GPU types.
+          std::vector<std::pair<std::uint32_t, std::vector<std::pair<std::size_t, std::uint32_t>>>>
+              layouts;
+          for (std::uint64_t dp = 1; dp * pp * tp <= total_gpus; ++dp) {
+            for (auto& shares : assignments(search, pp, static_cast<std::uint32_t>(dp * tp))) {
+              layouts.emplace_back(static_cast<std::uint32_t>(dp), std::move(shares));
+            }
+          }
+          counts.considered += layouts.empty() ? leaves : layouts.size() * leaves;
+          if (layouts.empty()) counts.pruned_divisibility += leaves;
+          for (const auto& [dp, shares] : layouts) {
+            std::string placement;
+            for (const auto& [type, stages] : shares) {
+              placement += fmt::format("{}{}:{}", placement.empty() ? "" : ",",
+                                       search.gpus[type].name, stages);
+            }
+            for (const std::uint32_t mbs : space.micro_batch_size) {
+              const std::uint64_t per_step = std::uint64_t{mbs} * dp;
+              const std::uint32_t m =
+                  static_cast<std::uint32_t>(search.global_batch_size / per_step);
+              const bool divides = search.global_batch_size % per_step == 0 && m >= 1;
+              for (const std::string& recompute : space.recompute) {
+                for (const std::string& layers : space.layers) {
+                  const bool valid = divides && schedule_accepts(schedule, pp, m, chunks);
+                  if (!valid) {
+                    ++counts.pruned_divisibility;
+                    if (!keep_invalid || !divides) continue;
+                  }
+                  Plan plan;
+                  plan.schedule = schedule;
+                  plan.pipeline = pp;
+                  plan.tensor_parallel = tp;
+                  plan.data_parallel = dp;
+                  plan.micro_batch_size = mbs;
+                  plan.microbatches = m;
+                  plan.chunks = chunks;
+                  plan.recompute = recompute;
+                  plan.layers = layers;
+                  plan.placement = placement;
+                  plan.config = plan_config(search, plan, shares);
+                  plans.push_back(std::move(plan));
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return plans;
+}
+
+bool cannot_fit(const cli::Config& config) {
+  for (std::uint32_t s = 0; s < config.pipeline.stages; ++s) {
+    const cli::DeviceInfo& device = config.devices.at(s);
+    if (device.memory_capacity <= 0) continue;
+    double activation = 0;
+    for (std::uint32_t c = 0; c < config.pipeline.chunks; ++c) {
+      activation = std::max(activation, config.costs.at(StageId(s), c).activation);
+    }
+    if (device.static_memory + activation > device.memory_capacity) return true;
+  }
+  return false;
+}
+
+SearchResult run_search(const Search& search, const SearchOptions& options) {
+  SearchResult result;
+  SearchCounts& counts = result.counts;
+  const std::vector<Plan> plans = enumerate_plans(search, counts, !options.prune_divisibility);
+  enum class Status : std::uint8_t { Simulated, Refused, TooLarge };
+  std::vector<Status> status(plans.size(), Status::Simulated);
+  std::vector<PlanResult> fitting;
+  run_in_order(
+      0, plans.size(), options.jobs,
+      [&](std::uint64_t i) {
+        RunOutcome outcome;
+        try {
+          std::optional<cli::Config> config;
+          try {
+            config = cli::parse_config(plans[i].config, search.file);
+          } catch (const ConfigError&) {
+            if (!options.prune_divisibility) throw;
+            status[i] = Status::Refused;
+            return outcome;
+          }
+          if (options.prune_memory && cannot_fit(*config)) {
+            status[i] = Status::TooLarge;
+            return outcome;
+          }
+          evaluate_config(*config, outcome);
+        } catch (const Error& e) {
+          outcome.error = e.what();
+        } catch (const std::bad_alloc&) {
+          outcome.error = "out of memory: the task graph is too large for this machine";
+        }
+        return outcome;
+      },
+      [&](const RunOutcome& outcome) {
+        const std::size_t i = outcome.run;
+        if (status[i] == Status::Refused) {
+          ++counts.pruned_divisibility;
+          return;
+        }
+        if (status[i] == Status::TooLarge) {
+          ++counts.pruned_memory;
+          return;
+        }
+        ++counts.simulated;
+        PlanResult r{plans[i], outcome};
+        if (!outcome.error.empty()) ++counts.invalid;
+        if (r.fits()) {
+          ++counts.fit;
+          fitting.push_back(r);
+        }
+        if (options.keep_simulated) result.simulated.push_back(std::move(r));
+      });
+  // Ties keep the enumeration order (stable sort), so the ranking is deterministic.
+  std::stable_sort(fitting.begin(), fitting.end(), [](const PlanResult& a, const PlanResult& b) {
+    return a.outcome.makespan < b.outcome.makespan;
+  });
+  result.best.assign(fitting.begin(),
+                     fitting.begin() + static_cast<std::ptrdiff_t>(
+                                           std::min<std::size_t>(search.top, fitting.size())));
+  std::vector<PlanResult> by_time = fitting;
+  std::stable_sort(by_time.begin(), by_time.end(), [](const PlanResult& a, const PlanResult& b) {
+    return a.outcome.makespan < b.outcome.makespan ||
+           (a.outcome.makespan == b.outcome.makespan &&
+            a.outcome.peak_total_memory < b.outcome.peak_total_memory);
+  });
+  double lowest = std::numeric_limits<double>::infinity();
+  for (const PlanResult& r : by_time) {  // fastest first: each one that needs less memory
+    if (r.outcome.peak_total_memory < lowest) {
+      lowest = r.outcome.peak_total_memory;
+      result.pareto.push_back(r);
+    }
+  }
+  return result;
+}
+
+}  // namespace perflow::explore

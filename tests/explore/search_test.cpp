@@ -1,0 +1,218 @@
+#include "perflow/explore/search.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "perflow/cli/config.hpp"
+#include "perflow/core/error.hpp"
+#include "perflow/explore/sweep_run.hpp"
+
+namespace perflow::explore {
+namespace {
+
+// A small transformer: 8 layers of hidden 1024, so plans simulate in microseconds.
+const char* kBase = R"({
+  "model": {"layers": 8, "hidden": 1024, "ffn_hidden": 4096, "heads": 8, "vocab": 32000,
+            "sequence": 2048},
+  "training": {"global_batch_size": 16, "precision": "bf16"}
+})";
+
+nlohmann::json search_document(const std::string& gpus, const std::string& space,
+                               const std::string& constraints = "{}") {
+  return nlohmann::json::parse(R"({"base": )" + std::string(kBase) + R"(, "cluster": {"gpus": )" +
+                               gpus + R"(, "devices_per_node": 8}, "space": )" + space +
+                               R"(, "constraints": )" + constraints + R"(, "top": 3})");
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(Search, DefaultsComeFromTheModelAndCluster) {
+  const Search search = parse_search(
+      search_document(R"({"H100": {"preset": "h100-sxm", "count": 8}})", "{}"), {"H100"}, "s.json");
+  // Depths dividing 8 layers, TP powers of two up to 8 dividing 8 heads.
+  EXPECT_EQ(search.space.pipeline, (std::vector<std::uint32_t>{1, 2, 4, 8}));
+  EXPECT_EQ(search.space.tensor_parallel, (std::vector<std::uint32_t>{1, 2, 4, 8}));
+  EXPECT_EQ(search.space.recompute, (std::vector<std::string>{"none", "selective", "full"}));
+  EXPECT_EQ(search.space.layers, (std::vector<std::string>{"balanced"}));
+  EXPECT_EQ(search.global_batch_size, 16u);
+  ASSERT_EQ(search.gpus.size(), 1u);
+  EXPECT_EQ(search.gpus[0].capacity, 80e9);
+}
+
+TEST(Search, CountsOnASmallSpace) {
+  // 1f1b and interleaved-1f1b (2 chunks) x PP {1, 2, 3, 4} x TP {1, 2} x mbs {1, 2} on 8 GPUs:
+  // 2 x 4 x 2 x 2 = 32 plans. PP 3 divides no GPU count: 2 x 2 x 2 = 8 pruned. Then
+  // interleaved-1f1b needs microbatches a multiple of PP and >= PP: at PP 4, TP 1, DP 2,
+  // mbs 2 there are 4 microbatches (fine); at PP 2, TP 1, DP 4, mbs 2: 2 (fine); at PP 4,
+  // TP 2, DP 1: 16 and 8 (fine); at PP 1: always. So 24 plans are simulated.
+  const Search search = parse_search(
+      search_document(R"({"H100": {"preset": "h100-sxm", "count": 8}})",
+                      R"({"schedules": ["1f1b", "interleaved-1f1b"], "pipeline": [1, 2, 3, 4],
+                          "tensor_parallel": [1, 2], "micro_batch_size": [1, 2],
+                          "chunks": [2], "recompute": ["none"]})"),
+      {"H100"}, "s.json");
+  SearchOptions options;
+  options.jobs = 2;
+  options.keep_simulated = true;
+  const SearchResult result = run_search(search, options);
+  EXPECT_EQ(result.counts.considered, 32u);
+  EXPECT_EQ(result.counts.pruned_divisibility, 8u);
+  EXPECT_EQ(result.counts.pruned_memory, 0u);
+  EXPECT_EQ(result.counts.simulated, 24u);
+  EXPECT_EQ(result.counts.fit + result.counts.invalid, 24u);
+  ASSERT_EQ(result.best.size(), 3u);
+  for (std::size_t i = 1; i < result.best.size(); ++i) {
+    EXPECT_LE(result.best[i - 1].outcome.makespan, result.best[i].outcome.makespan);
+  }
+  // The Pareto front: faster plans need more memory.
+  ASSERT_FALSE(result.pareto.empty());
+  EXPECT_EQ(result.pareto.front().outcome.makespan, result.best.front().outcome.makespan);
+  for (std::size_t i = 1; i < result.pareto.size(); ++i) {
+    EXPECT_LT(result.pareto[i - 1].outcome.makespan, result.pareto[i].outcome.makespan);
+    EXPECT_GT(result.pareto[i - 1].outcome.peak_total_memory,
+              result.pareto[i].outcome.peak_total_memory);
+  }
+  // Every plan's config reruns to the same numbers.
+  const PlanResult& best = result.best.front();
+  RunOutcome again;
+  evaluate_config(cli::parse_config(best.plan.config, "plan.json"), again);
+  EXPECT_EQ(again.makespan, best.outcome.makespan);
+  EXPECT_EQ(again.peak_total_memory, best.outcome.peak_total_memory);
+  EXPECT_EQ(again.tokens_per_s, best.outcome.tokens_per_s);
+  // The same result whatever the thread count.
+  options.jobs = 1;
+  const SearchResult alone = run_search(search, options);
+  ASSERT_EQ(alone.simulated.size(), result.simulated.size());
+  for (std::size_t i = 0; i < alone.simulated.size(); ++i) {
+    EXPECT_EQ(alone.simulated[i].plan.config, result.simulated[i].plan.config);
+    EXPECT_EQ(alone.simulated[i].outcome.makespan, result.simulated[i].outcome.makespan);
+  }
+}
+
+TEST(Search, PlanConfigIsComplete) {
+  const Search search = parse_search(
+      search_document(R"({"H100": {"preset": "h100-sxm", "count": 4},
+                         "A100": {"preset": "a100-80gb", "count": 4}})",
+                      R"({"schedules": ["1f1b"], "pipeline": [2], "tensor_parallel": [2],
+                          "micro_batch_size": [1], "recompute": ["selective"],
+                          "layers": ["fastest"]})",
+                      R"({"memory": "40GB"})"),
+      {"H100", "A100"}, "s.json");
+  SearchCounts counts;
+  const std::vector<Plan> plans = enumerate_plans(search, counts);
+  // DP 2 (2 stages x TP 2 x DP 2 = 8 GPUs): one stage per type, in both orders.
+  ASSERT_EQ(plans.size(), 2u);
+  EXPECT_EQ(plans[0].placement, "H100:1,A100:1");
+  EXPECT_EQ(plans[1].placement, "A100:1,H100:1");
+  EXPECT_EQ(plans[0].microbatches, 8u);
+  const nlohmann::json expected = nlohmann::json::parse(R"({
+    "pipeline": {"schedule": "1f1b", "stages": 2, "chunks": 1, "layers": "fastest"},
+    "parallelism": {"tensor_parallel": 2, "data_parallel": 2},
+    "device_types": {"H100": {"preset": "h100-sxm", "memory": 40000000000},
+                     "A100": {"preset": "a100-80gb", "memory": 40000000000}},
+    "placement": [{"stages": "0-0", "device_type": "H100"},
+                  {"stages": "1-1", "device_type": "A100"}],
+    "network": {"devices_per_node": 2}
+  })");
+  for (const auto& [key, value] : expected.items()) EXPECT_EQ(plans[0].config[key], value) << key;
+  EXPECT_EQ(plans[0].config["training"]["micro_batch_size"], 1);
+  EXPECT_EQ(plans[0].config["training"]["recompute"], "selective");
+  const cli::Config config = cli::parse_config(plans[0].config, "plan.json");
+  EXPECT_EQ(config.devices[0].memory_capacity, 40e9);
+  EXPECT_EQ(config.devices[1].type, "A100");
+}
+
+TEST(Search, ErrorsNameTheFileAndPointer) {
+  EXPECT_EQ(error_of([] {
+              parse_search(search_document(R"({"H100": {"preset": "h100-sxm", "count": 0}})", "{}"),
+                           {"H100"}, "search.json");
+            }),
+            "search.json:/cluster/gpus/H100/count: expected an integer >= 1, got 0");
+  EXPECT_EQ(error_of([] {
+              parse_search(search_document(R"({"H100": {"preset": "h100-sxn", "count": 8}})", "{}"),
+                           {"H100"}, "search.json");
+            }).substr(0, 60),
+            std::string("search.json:/cluster/gpus/H100/preset: unknown device 'h100-sxn'")
+                .substr(0, 60));
+  EXPECT_EQ(error_of([] {
+              parse_search(search_document(R"({"H100": {"preset": "h100-sxm", "count": 8}})",
+                                           R"({"recompute": ["some"]})"),
+                           {"H100"}, "search.json");
+            }),
+            "search.json:/space/recompute/0: expected one of none, selective, full, got \"some\"");
+}
+
+// Pruning never removes a plan that fits, and the search's best is the brute force's best:
+// random small spaces, every plan simulated without pruning.
+TEST(Search, PruningKeepsEveryPlanThatFits) {
+  std::uint64_t pruned_total = 0;
+  std::uint64_t fit_total = 0;
+  for (std::uint32_t seed = 1; seed <= 10; ++seed) {
+    SCOPED_TRACE(testing::Message() << "seed " << seed);
+    std::mt19937 rng(seed);
+    const auto pick = [&](std::vector<std::string> options) {
+      return options[std::uniform_int_distribution<std::size_t>(0, options.size() - 1)(rng)];
+    };
+    const std::string gpus = pick(
+        {R"({"H100": {"preset": "h100-sxm", "count": 8}})",
+         R"({"H100": {"preset": "h100-sxm", "count": 4}, "A100": {"preset": "a100-40gb", "count": 4}})"});
+    const std::string memory = pick({"\"0.4GB\"", "\"0.8GB\"", "\"1.5GB\""});
+    const std::string schedules = pick(
+        {R"(["1f1b", "zbv"])", R"(["interleaved-1f1b", "zb-h1"])", R"(["gpipe", "dualpipev"])"});
+    const std::string use_all = pick({"true", "false"});
+    nlohmann::json document =
+        search_document(gpus,
+                        R"({"schedules": )" + schedules +
+                            R"(, "pipeline": [1, 2, 4], "tensor_parallel": [1, 2],
+                            "micro_batch_size": [1, 2, 4], "chunks": [2],
+                            "recompute": ["none", "selective", "full"]})",
+                        R"({"memory": )" + memory + R"(, "use_all_gpus": )" + use_all + "}");
+    document["top"] = 1;
+    const Search search = parse_search(document, {"H100", "A100"}, "s.json");
+    SearchOptions pruned;
+    pruned.jobs = 2;
+    pruned.keep_simulated = true;
+    SearchOptions brute = pruned;
+    brute.prune_divisibility = false;
+    brute.prune_memory = false;
+    const SearchResult with = run_search(search, pruned);
+    const SearchResult all = run_search(search, brute);
+    pruned_total += with.counts.pruned_memory;
+    fit_total += with.counts.fit;
+    std::set<std::string> kept;
+    for (const PlanResult& r : with.simulated) {
+      if (r.fits()) kept.insert(r.plan.config.dump());
+    }
+    std::uint64_t fit = 0;
+    for (const PlanResult& r : all.simulated) {
+      if (!r.fits()) continue;
+      ++fit;
+      EXPECT_TRUE(kept.contains(r.plan.config.dump())) << r.plan.config["description"];
+    }
+    EXPECT_EQ(fit, with.counts.fit);
+    ASSERT_EQ(with.best.size(), all.best.size());
+    if (!all.best.empty()) {
+      EXPECT_EQ(with.best[0].plan.config, all.best[0].plan.config);
+      EXPECT_EQ(with.best[0].outcome.makespan, all.best[0].outcome.makespan);
+    }
+  }
+  // The spaces exercise both sides of the bound.
+  EXPECT_GT(pruned_total, 0u);
+  EXPECT_GT(fit_total, 0u);
+}
+
+}  // namespace
+}  // namespace perflow::explore
