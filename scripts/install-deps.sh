@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages PerFlow builds against, only those that are missing.
 # Safe to run repeatedly; uses sudo when not root. With --test, also what only the tests
-# use: a one-machine Slurm (slurm-wlm, munge) for the job-array sweep test.
+# use: a one-machine Slurm (slurm-wlm, munge) for the job-array sweep test, and Chromium
+# (headless) for the search report page.
 set -euo pipefail
 
 packages=(
@@ -13,7 +14,7 @@ packages=(
   python3 python3-jsonschema
 )
 if [ "${1:-}" = "--test" ]; then
-  packages+=(slurm-wlm munge)
+  packages+=(slurm-wlm munge chromium)
 fi
 
 missing=()
