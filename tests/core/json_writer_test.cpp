@@ -89,7 +89,7 @@ TEST(JsonWriterStrings, RandomBytesAsNlohmann) {
                                        'a',  0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0,
                                        0xC1, 0xC2, 0xDF, 0xE0, 0xE1, 0xEC, 0xED, 0xEE, 0xEF,
                                        0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xFF};
-  for (int n = 0; n < 200'000; ++n) {
+  for (int n = 0; n < 100'000; ++n) {
     std::string text(rng() % 12, ' ');
     for (char& c : text) {
       c = static_cast<char>(rng() % 2 ? interesting[rng() % sizeof interesting] : rng() % 256);
@@ -161,7 +161,7 @@ TEST(JsonWriterNumbers, DoublesAsNlohmann) {
   // metrics produce them, and integers as doubles.
   const unsigned seed = 1315;
   std::mt19937_64 rng(seed);
-  for (int n = 0; n < 300'000; ++n) {
+  for (int n = 0; n < 60'000; ++n) {
     const std::uint64_t bits = rng();
     double values[4];
     std::memcpy(&values[0], &bits, sizeof bits);
