@@ -1,9 +1,11 @@
 // Pins the automatic planners' output (zb, zbv-auto, v-half, v-min): for a grid of sizes,
 // cost sets (equal and unequal F/B/W, point-to-point latency, partial backward frees,
 // per-stage costs) and memory limits, a hash of every device's program order, or the error
-// text of a refusal, must equal the line recorded in tests/golden/planner_pins/<name>.txt.
+// text of a refusal, must equal the line recorded in tests/parallel/planner_pins/<name>.txt.
 // The files were written by the planners as they were before they were made faster, so any
-// change to a single order shows up here. To re-record them on purpose (and review the diff):
+// change to a single order shows up here. (They live here, not in tests/golden, whose
+// subdirectories are each a run of the perflow command.) To re-record them on purpose (and review
+// the diff):
 //   PERFLOW_UPDATE_PLANNER_PINS=1 ./perflow_parallel_tests --gtest_filter='PlannerPins*'
 #include <array>
 #include <cstdint>
@@ -163,7 +165,7 @@ std::vector<std::string> pin_lines(const std::string& schedule) {
 }
 
 std::string pin_path(const std::string& schedule) {
-  return std::string(PERFLOW_SOURCE_DIR) + "/tests/golden/planner_pins/" + schedule + ".txt";
+  return std::string(PERFLOW_SOURCE_DIR) + "/tests/parallel/planner_pins/" + schedule + ".txt";
 }
 
 class PlannerPins : public ::testing::TestWithParam<std::string> {};
