@@ -1,4 +1,6 @@
 // perflow search SEARCH.json: the best plans of a model on a cluster (README "Search").
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -176,14 +178,24 @@ std::string pareto_svg(const explore::SearchResult& result) {
       "<rect x=\"{2}\" y=\"{3}\" width=\"{4}\" height=\"{5}\" fill=\"none\" "
       "stroke=\"#888\"/>\n",
       kWidth, kHeight, kLeft, kTop, kWidth - kLeft - kRight, kHeight - kTop - kBottom);
-  for (int k = 0; k <= 4; ++k) {
-    const double x = x0 + (x1 - x0) * k / 4;
-    const double y = y0 + (y1 - y0) * k / 4;
-    svg += fmt::format(
-        "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n"
-        "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n",
-        px(x), kHeight - kBottom + 16, format_memory(x), kLeft - 6, py(y) + 4,
-        format_duration(static_cast<TimeNs>(y)));
+  // Ticks at round values (1, 2 or 5 x 10^k), about five per axis.
+  const auto round_step = [](double span) {
+    const double raw = span / 5;
+    const double magnitude = std::pow(10, std::floor(std::log10(raw)));
+    for (const double m : {1.0, 2.0, 5.0}) {
+      if (magnitude * m >= raw) return magnitude * m;
+    }
+    return magnitude * 10;
+  };
+  const double x_step = round_step(x1 - x0);
+  for (double x = std::ceil(x0 / x_step) * x_step; x <= x1; x += x_step) {
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", px(x),
+                       kHeight - kBottom + 16, format_memory(x));
+  }
+  const double y_step = round_step(y1 - y0);
+  for (double y = std::ceil(y0 / y_step) * y_step; y <= y1; y += y_step) {
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", kLeft - 6,
+                       py(y) + 4, format_duration(static_cast<TimeNs>(std::llround(y))));
   }
   svg += fmt::format(
       "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">peak memory (static + "
