@@ -55,6 +55,35 @@ void split_fused_backward(PipelinePlan& plan) {
 
 namespace {
 
+// The position of `step`, run on `device`, after the checks both builds make (same
+// messages): a compute kind, microbatch and chunk in range, a position in the layout.
+std::uint32_t checked_position(const PipelinePlan& plan, const PipelineLayout& layout,
+                               std::uint32_t device, const Step& step) {
+  const auto where = [&] {  // only formatted on error: the callers' loops are hot
+    return fmt::format("{} on device {}", task_label(step.kind, step.microbatch, step.chunk),
+                       device);
+  };
+  if (!is_compute(step.kind)) {
+    throw ScheduleError(fmt::format("{}: a schedule places F, B, W and BW tasks only", where()));
+  }
+  if (step.microbatch >= plan.microbatches || step.chunk >= plan.chunks) {
+    throw ScheduleError(fmt::format("{}: microbatch or chunk out of range (m={}, chunks={})",
+                                    where(), plan.microbatches, plan.chunks));
+  }
+  const std::uint32_t position = layout.position(step.microbatch, device, step.chunk);
+  if (position == PipelineLayout::kNone) {
+    throw ScheduleError(fmt::format("{}: microbatch {} does not run chunk {} in this layout",
+                                    where(), step.microbatch, step.chunk));
+  }
+  return position;
+}
+
+// A step placed twice.
+[[noreturn]] void repeated_step(std::uint32_t device, const Step& step) {
+  throw ScheduleError(fmt::format("{} on device {}: appears more than once",
+                                  task_label(step.kind, step.microbatch, step.chunk), device));
+}
+
 // The plain build through EventGraphBuilder (tasks in device-major program order, Kahn's
 // topological order at freeze). The one-pass build below falls back to it for the inputs it
 // refuses, so every error reads as this path words it: a deadlock as a CycleError naming
@@ -84,25 +113,9 @@ EventGraph build_through_builder(const PipelinePlan& plan, const CostTable& cost
   kinds.reserve(task_count);
   for (std::uint32_t device = 0; device < plan.stages; ++device) {
     for (const Step& step : plan.programs[device]) {
-      const auto where = [&] {  // only formatted on error: this loop is hot
-        return fmt::format("{} on device {}", task_label(step.kind, step.microbatch, step.chunk),
-                           device);
-      };
-      if (!is_compute(step.kind)) {
-        throw ScheduleError(
-            fmt::format("{}: a schedule places F, B, W and BW tasks only", where()));
-      }
-      if (step.microbatch >= plan.microbatches || step.chunk >= plan.chunks) {
-        throw ScheduleError(fmt::format("{}: microbatch or chunk out of range (m={}, chunks={})",
-                                        where(), plan.microbatches, plan.chunks));
-      }
-      const std::uint32_t position = layout.position(step.microbatch, device, step.chunk);
-      if (position == PipelineLayout::kNone) {
-        throw ScheduleError(fmt::format("{}: microbatch {} does not run chunk {} in this layout",
-                                        where(), step.microbatch, step.chunk));
-      }
+      const std::uint32_t position = checked_position(plan, layout, device, step);
       std::uint32_t& entry = task_at[slot_index(step.microbatch, position, slot_of(step.kind))];
-      if (entry != kNone) throw ScheduleError(fmt::format("{}: appears more than once", where()));
+      if (entry != kNone) repeated_step(device, step);
       any_fused = any_fused || step.kind == TaskKind::BW;
       const TaskCosts& c = costs.at(StageId{device}, step.chunk);
       const TaskId id =
@@ -192,25 +205,9 @@ class OnePassBuild {
   void place_steps() {
     for (std::uint32_t device = 0; device < plan_.stages; ++device) {
       for (const Step& step : plan_.programs[device]) {
-        const auto where = [&] {  // only formatted on error: this loop is hot
-          return fmt::format("{} on device {}", task_label(step.kind, step.microbatch, step.chunk),
-                             device);
-        };
-        if (!is_compute(step.kind)) {
-          throw ScheduleError(
-              fmt::format("{}: a schedule places F, B, W and BW tasks only", where()));
-        }
-        if (step.microbatch >= plan_.microbatches || step.chunk >= plan_.chunks) {
-          throw ScheduleError(fmt::format("{}: microbatch or chunk out of range (m={}, chunks={})",
-                                          where(), plan_.microbatches, plan_.chunks));
-        }
-        const std::uint32_t position = layout_.position(step.microbatch, device, step.chunk);
-        if (position == PipelineLayout::kNone) {
-          throw ScheduleError(fmt::format("{}: microbatch {} does not run chunk {} in this layout",
-                                          where(), step.microbatch, step.chunk));
-        }
+        const std::uint32_t position = checked_position(plan_, layout_, device, step);
         std::uint32_t& entry = slot(step.microbatch, position, slot_of(step.kind));
-        if (entry != kNone) throw ScheduleError(fmt::format("{}: appears more than once", where()));
+        if (entry != kNone) repeated_step(device, step);
         entry = step.kind == TaskKind::BW ? kPendingFused : kPending;
         any_fused_ = any_fused_ || step.kind == TaskKind::BW;
         ++task_count_;
