@@ -178,7 +178,9 @@ Config parse_config(nlohmann::json document, const std::string& file,
   if (overrides.empty()) return parse_config(document, file);
   apply_overrides(document, overrides, file);
   try {
-    return parse_config(document, file);
+    Config config = parse_config(document, file);
+    config.overrides.assign(overrides.begin(), overrides.end());
+    return config;
   } catch (const ConfigError& e) {
     throw name_override(e, overrides);
   }
@@ -280,7 +282,9 @@ EventGraph build_pipeline(const Config& config) {
 
 }  // namespace
 
-EventGraph build_graph(const Config& config) {
+namespace {
+
+EventGraph build_graph_of(const Config& config) {
   EventGraph graph = build_pipeline(config);
   const parallel::DataParallelSpec& dp = config.data_parallel;
   const auto positive = [](const auto& values) {
@@ -295,6 +299,17 @@ EventGraph build_graph(const Config& config) {
     throw ConfigError(config.file, "", e.what());  // e.g. a transfer beyond the time range
   }
   return graph;
+}
+
+}  // namespace
+
+EventGraph build_graph(const Config& config) {
+  try {
+    return build_graph_of(config);
+  } catch (const ConfigError& e) {
+    if (config.overrides.empty()) throw;
+    throw name_override(e, config.overrides);
+  }
 }
 
 simulator::SimulationResult simulate(const Config& config, const EventGraph& graph) {

@@ -81,9 +81,8 @@ const ConfigOverride* override_of(std::span<const ConfigOverride> overrides,
 ConfigError name_override(const ConfigError& error, std::span<const ConfigOverride> overrides) {
   const ConfigOverride* set = override_of(overrides, error.pointer());
   if (set == nullptr) return error;
-  const std::string note = fmt::format(" (set by {} '{}')", set->origin, set->text);
-  if (error.message().ends_with(note)) return error;  // named already
-  return ConfigError(error.file(), error.pointer(), error.message() + note);
+  return ConfigError(error.file(), error.pointer(),
+                     fmt::format("{} (set by {} '{}')", error.message(), set->origin, set->text));
 }
 
 }  // namespace perflow::cli

@@ -66,18 +66,9 @@ void run_simulate(const SimulateOptions& options) {
                                 {"--trace", options.trace}};
   check_output_paths(inputs, outputs);
 
-  const std::vector<ConfigOverride> overrides = parse_overrides(options.set);
-  const Config config = load_config(options.config, overrides);
-  std::optional<EventGraph> built;
-  std::optional<simulator::SimulationResult> simulated;
-  try {
-    built.emplace(build_graph(config));
-    simulated.emplace(cli::simulate(config, *built));
-  } catch (const ConfigError& e) {
-    throw name_override(e, overrides);
-  }
-  const EventGraph& graph = *built;
-  const simulator::SimulationResult& result = *simulated;
+  const Config config = load_config(options.config, parse_overrides(options.set));
+  const EventGraph graph = build_graph(config);
+  const simulator::SimulationResult result = cli::simulate(config, graph);
   const DeviceDisplay display = device_display(config, graph.device_count());
 
   // Everything is rendered before anything is written, and the files appear together.

@@ -1,5 +1,4 @@
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,15 +19,9 @@ void add_validate_command(CLI::App& app) {
   cmd->add_option("config", *config_path, "Config file (JSON)")->required();
   add_set_option(*cmd, *set);
   cmd->callback([config_path, set] {
-    const std::vector<ConfigOverride> overrides = parse_overrides(*set);
-    const Config config = load_config(*config_path, overrides);
-    std::optional<EventGraph> graph;
-    try {
-      graph.emplace(build_graph(config));
-    } catch (const ConfigError& e) {
-      throw name_override(e, overrides);
-    }
-    fmt::print("{}: ok: {}\n", *config_path, describe_run(config, *graph));
+    const Config config = load_config(*config_path, parse_overrides(*set));
+    const EventGraph graph = build_graph(config);
+    fmt::print("{}: ok: {}\n", *config_path, describe_run(config, graph));
   });
 }
 

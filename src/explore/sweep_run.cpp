@@ -36,13 +36,11 @@ RunOutcome run_point(const Sweep& sweep, std::uint64_t run) {
     const cli::Config config = cli::parse_config(sweep.base, sweep.base_file, overrides);
     evaluate_config(config, outcome);
   } catch (const ConfigError& e) {
-    const ConfigError named = cli::name_override(e, overrides);
     // An inline base's fields are at /base/... of the sweep file.
     outcome.error =
         sweep.base_pointer.empty() || e.file() != sweep.base_file
-            ? std::string(named.what())
-            : ConfigError(named.file(), sweep.base_pointer + named.pointer(), named.message())
-                  .what();
+            ? std::string(e.what())
+            : ConfigError(e.file(), sweep.base_pointer + e.pointer(), e.message()).what();
   } catch (const Error& e) {
     outcome.error = e.what();
   } catch (const std::bad_alloc&) {

@@ -73,6 +73,8 @@ struct Config {
   /// /simulation/lower_communication: transfers become SEND tasks on per-link lanes.
   bool lower_communication = false;
   std::optional<ModelPlan> model;  ///< /model, when given
+  /// What `--set` (or a sweep axis) changed: errors at those fields name them.
+  std::vector<ConfigOverride> overrides;
 };
 
 /// A device's memory as the config and a simulation see it.
@@ -105,7 +107,8 @@ Config parse_config(nlohmann::json document, const std::string& file,
 Config parse_config(const nlohmann::json& document, const std::string& file);
 
 /// Builds the config's task graph. A schedule's refusal of the sizes becomes a ConfigError
-/// at the offending field (e.g. `cfg.json:/pipeline/chunks: ...`). With /parts, each part's
+/// at the offending field (e.g. `cfg.json:/pipeline/chunks: ...`), naming the override that
+/// set the field, if one did. With /parts, each part's
 /// schedule is built with its device type's costs on every stage (the part's own stages
 /// keep their resolved costs), filtered to its stages, and the parts are merged. Then data
 /// parallelism (all-reduces, optimizer steps) is added and, if asked, communication lowered.
