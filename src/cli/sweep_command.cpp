@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -89,7 +90,11 @@ class ResultsFile {
       : path_(std::move(path)), format_(format) {}
   ResultsFile(const ResultsFile&) = delete;
   ResultsFile& operator=(const ResultsFile&) = delete;
-  ResultsFile(ResultsFile&&) = default;
+  ResultsFile(ResultsFile&& other) noexcept
+      : path_(std::move(other.path_)),
+        format_(other.format_),
+        file_(std::exchange(other.file_, nullptr)) {}  // closed once, by its new owner
+  ResultsFile& operator=(ResultsFile&&) = delete;
   ~ResultsFile() {
     if (file_ != nullptr) std::fclose(file_);
   }
