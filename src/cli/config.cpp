@@ -97,6 +97,11 @@ void parse_simulation(const JsonCursor& c, Config& config) {
     config.simulation.mode = *parsed;
   }
   if (auto lower = c.find("lower_communication")) config.lower_communication = lower->as_bool();
+  if (auto n = c.find("iterations")) {
+    config.iterations.count = static_cast<std::uint32_t>(
+        detail::read_integer(*n, detail::kSimulationSection.field("iterations")));
+  }
+  if (auto sync = c.find("optimizer_sync")) config.iterations.optimizer_sync = sync->as_bool();
 }
 
 // /parallelism: degrees beyond the pipeline. Read before the costs (TP changes F and B).
@@ -138,6 +143,11 @@ Config parse_config(const nlohmann::json& document, const std::string& file) {
   }
   detail::parse_cost_sections(root, config);
   if (auto simulation = root.find("simulation")) parse_simulation(*simulation, config);
+  if (config.blocking_p2p && config.lower_communication) {
+    root.at("simulation").at("lower_communication")
+        .fail("lower_communication puts transfers on link lanes beside the compute; "
+              "/network/p2p_mode \"blocking\" puts them on the compute lanes: choose one");
+  }
   return config;
 }
 
@@ -248,8 +258,10 @@ void check_config_memory(const Config& config, double bytes, const std::string& 
 void check_run_memory(const Config& config, std::uint64_t tasks) {
   // Data parallelism and lowered communication copy the graph and add about a task per
   // task: about three times the memory.
-  const bool extended = config.data_parallel.degree > 1 || config.lower_communication;
+  const bool extended = config.data_parallel.degree > 1 || config.lower_communication ||
+                        config.blocking_p2p || config.iterations.count > 1;
   const double per_task = kRunBytesPerTask * (extended ? 3 : 1);
+  tasks *= config.iterations.count;
   check_config_memory(config, static_cast<double>(tasks) * per_task,
                       fmt::format("{} tasks at about {:.0f} bytes each", tasks, per_task));
 }
@@ -291,10 +303,14 @@ EventGraph build_graph_of(const Config& config) {
     return std::any_of(values.begin(), values.end(), [](auto x) { return x > 0; });
   };
   try {
-    if (dp.degree > 1 || positive(dp.optimizer)) graph = parallel::add_data_parallel(graph, dp);
+    if (dp.degree > 1 || positive(dp.optimizer) || positive(dp.step_overhead)) {
+      graph = parallel::add_data_parallel(graph, dp);
+    }
+    if (config.iterations.count > 1) graph = parallel::repeat_iterations(graph, config.iterations);
     if (config.lower_communication) {
       graph = simulator::lower_communication(graph, config.simulation);
     }
+    if (config.blocking_p2p) graph = simulator::lower_blocking_transfers(graph, config.simulation);
   } catch (const ScheduleError& e) {
     throw ConfigError(config.file, "", e.what());  // e.g. a transfer beyond the time range
   }

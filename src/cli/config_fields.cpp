@@ -11,6 +11,7 @@ using K = FieldKind;
 
 constexpr std::string_view kShapes[] = {"linear", "interleaved", "v", "dualpipe"};
 constexpr std::string_view kModes[] = {"ordered", "greedy"};
+constexpr std::string_view kP2pModes[] = {"async", "blocking"};
 constexpr std::string_view kPer[] = {kCostsPerChunk, kCostsPerStage};
 constexpr std::string_view kMlps[] = {"gelu", "swiglu"};
 constexpr std::string_view kPrecisions[] = {"bf16", "fp16", "fp8"};
@@ -95,6 +96,14 @@ constexpr Field kCostFields[] = {
     {.name = "optimizer",
      .kind = K::Duration,
      .description = "the optimizer step of one chunk of a stage"},
+    {.name = "launch_overhead",
+     .kind = K::Duration,
+     .description = "added to every F, B, W and BW task (kernel launches, host work between "
+                    "a task's kernels); folded into the task's box"},
+    {.name = "step_overhead",
+     .kind = K::Duration,
+     .description = "per iteration and device: host work around the optimizer step; folded "
+                    "into the device's OPT box"},
     {.name = "gradient_bytes",
      .kind = K::Size,
      .description = "gradient bytes one chunk all-reduces across data-parallel replicas"},
@@ -248,6 +257,11 @@ constexpr Field kNetworkFields[] = {
      .description = "devices d and e share a node when d / n == e / n; default: one node",
      .min = 1,
      .max = kMaxSize},
+    {.name = "p2p_mode",
+     .kind = K::Choice,
+     .description = "\"async\" (default): transfers overlap compute; \"blocking\": a transfer's "
+                    "send and receive occupy both devices' compute lanes for its time",
+     .choices = kP2pModes},
     {.name = "intra_node",
      .kind = K::Object,
      .description = "the link between devices of one node",
@@ -291,6 +305,16 @@ constexpr Field kSimulationFields[] = {
     {.name = "lower_communication",
      .kind = K::Boolean,
      .description = "transfers become SEND tasks on per-link lanes"},
+    {.name = "iterations",
+     .kind = K::Integer,
+     .description = "training iterations simulated one after the other (default 1); the "
+                    "report's iteration_time_ns is their steady-state period",
+     .min = 1,
+     .max = 1 << 16},
+    {.name = "optimizer_sync",
+     .kind = K::Boolean,
+     .description = "true (default): iteration k+1 starts after every device's step of "
+                    "iteration k (a global barrier); false: each device goes on after its own"},
 };
 
 }  // namespace

@@ -28,7 +28,7 @@ namespace perflow::cli::detail {
 namespace {
 
 struct PartialCosts {
-  std::optional<TimeNs> forward, backward, weight, optimizer;
+  std::optional<TimeNs> forward, backward, weight, optimizer, launch_overhead, step_overhead;
   std::optional<double> activation, backward_frees, static_memory, boundary_bytes;
   std::optional<double> gradient_bytes, tp_allreduce_bytes;
   std::optional<std::uint32_t> tp_allreduces;
@@ -48,12 +48,15 @@ struct PartialCosts {
     take(gradient_bytes, over.gradient_bytes);
     take(tp_allreduce_bytes, over.tp_allreduce_bytes);
     take(tp_allreduces, over.tp_allreduces);
+    take(launch_overhead, over.launch_overhead);
+    take(step_overhead, over.step_overhead);
   }
 
   /// Chunk `c`'s share of costs given for a whole stage (`costs.per: "stage"`): durations
   /// and all-reduce counts split so the chunks sum exactly to the stage's (the first chunks
   /// take the remainder), activation and gradient bytes divided. What is not a chunk's
-  /// (static memory, boundary bytes, one all-reduce's bytes, the B/W split) stays.
+  /// (static memory, boundary bytes, one all-reduce's bytes, the B/W split, the launch
+  /// overhead of each task and the step overhead of the device) stays.
   [[nodiscard]] PartialCosts share_of_stage(std::uint32_t c, std::uint32_t chunks) const {
     PartialCosts share = *this;
     const auto split = [&](auto& field) {
@@ -132,6 +135,8 @@ PartialCosts read_cost_fields(const JsonCursor& c) {
   if (auto x = c.find("static_memory")) p.static_memory = read_bytes(*x);
   if (auto x = c.find("boundary_bytes")) p.boundary_bytes = read_bytes(*x);
   if (auto x = c.find("optimizer")) p.optimizer = x->as_duration();
+  if (auto x = c.find("launch_overhead")) p.launch_overhead = x->as_duration();
+  if (auto x = c.find("step_overhead")) p.step_overhead = x->as_duration();
   if (auto x = c.find("gradient_bytes")) p.gradient_bytes = read_bytes(*x);
   if (auto x = c.find("tp_allreduce_bytes")) p.tp_allreduce_bytes = read_bytes(*x);
   if (auto x = c.find("tp_allreduces")) {
@@ -396,6 +401,11 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
   if (network) {
     network->expect_object(kNetworkSection.keys());
     if (auto x = network->find("p2p_latency")) config.simulation.p2p_latency = x->as_duration();
+    if (auto x = network->find("p2p_mode")) {
+      const std::string mode = x->as_string();
+      if (mode != "async" && mode != "blocking") x->fail_expected("\"async\" or \"blocking\"");
+      config.blocking_p2p = mode == "blocking";
+    }
     if (auto x = network->find("devices_per_node")) {
       config.simulation.devices_per_node =
           static_cast<std::uint32_t>(read_integer(*x, kNetworkSection.field("devices_per_node")));
@@ -437,6 +447,7 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
   config.data_parallel.chunks = chunks;
   config.data_parallel.gradient_bytes.assign(std::size_t{stages} * chunks, 0.0);
   config.data_parallel.optimizer.assign(std::size_t{stages} * chunks, 0);
+  config.data_parallel.step_overhead.assign(stages, 0);
 
   // Every stage needs its three durations; build the table and the per-stage extras.
   const JsonCursor where = costs ? *costs : root;
@@ -460,8 +471,9 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
       // each direction, Shoeybi et al. 2019, section 3); W needs none.
       const TimeNs tp = tensor_parallel_time(config.tensor_parallel, tp_link, p, where);
       const parallel::TaskCosts resolved{
-          require(p.forward, "forward") + tp, require(p.backward, "backward") + tp,
-          require(p.weight, "weight"), p.activation.value_or(0.0), p.backward_frees.value_or(0.0)};
+          require(p.forward, "forward") + tp,  require(p.backward, "backward") + tp,
+          require(p.weight, "weight"),         p.activation.value_or(0.0),
+          p.backward_frees.value_or(0.0),      p.launch_overhead.value_or(0)};
       config.data_parallel.gradient_bytes[std::size_t{s} * chunks + c] =
           p.gradient_bytes.value_or(0.0);
       config.data_parallel.optimizer[std::size_t{s} * chunks + c] = p.optimizer.value_or(0);
@@ -472,6 +484,7 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
       config.costs.set(StageId{s}, c, resolved);
       if (c == 0) {
         config.devices[s].static_memory = p.static_memory.value_or(0.0);
+        config.data_parallel.step_overhead[s] = p.step_overhead.value_or(0);
         boundary_bytes[s] = p.boundary_bytes.value_or(0.0);
         any_bytes = any_bytes || boundary_bytes[s] > 0;
       }

@@ -27,8 +27,17 @@ class LabelBuffer {
     p = put_decimal(p, task.chunk);
     return {data_, static_cast<std::size_t>(p - data_)};
   }
+  /// With the iteration ("F3.0@1") when the graph holds several.
+  std::string_view of(const TaskLabel& task, std::uint32_t iteration) {
+    const std::size_t n = of(task).size();
+    char* p = data_ + n;
+    *p++ = '@';
+    p = put_decimal(p, iteration);
+    return {data_, static_cast<std::size_t>(p - data_)};
+  }
   std::string_view of(const EventGraph& graph, TaskId t) {
-    return of({graph.kind(t), graph.microbatch(t), graph.chunk(t)});
+    const TaskLabel task{graph.kind(t), graph.microbatch(t), graph.chunk(t)};
+    return graph.has_iterations() ? of(task, graph.iteration(t)) : of(task);
   }
 
  private:
@@ -43,7 +52,7 @@ class LabelBuffer {
     return p;
   }
 
-  char data_[64];  // a kind name (at most 16 bytes) and two 32-bit numbers
+  char data_[64];  // a kind name (at most 16 bytes) and three 32-bit numbers
 };
 
 void number_or_null(JsonWriter& w, std::string_view key, std::optional<double> x) {
@@ -126,7 +135,7 @@ std::string render_report(const Config& config, const EventGraph& graph,
   const Trace& trace = result.trace;
   TimeNs communication = 0;
   for (const simulator::DeviceMetrics& dm : m.devices) communication += dm.communication;
-  const std::optional<Throughput> achieved = throughput(config, m.makespan);
+  const std::optional<Throughput> achieved = throughput(config, m.iteration_time);
   const auto achieved_field = [&achieved](double Throughput::*field) {
     return achieved ? std::optional<double>((*achieved).*field) : std::nullopt;
   };
@@ -166,6 +175,7 @@ std::string render_report(const Config& config, const EventGraph& graph,
     const auto [info, total, oom] = device_memory(config, dm);
     out_of_memory = out_of_memory || oom;
     w.begin_object();
+    w.field("blocked_ns", dm.blocked);
     w.field("bubble_ratio", dm.bubble_ratio);
     w.field("busy_ns", dm.busy);
     w.field("communication_ns", dm.communication);
@@ -181,7 +191,11 @@ std::string render_report(const Config& config, const EventGraph& graph,
     // columns) then overlap instead of waiting one by one between the writes.
     w.key("order").begin_array();
     const std::span<const TaskId> events = trace.events(dm.device);
-    for (std::size_t first = 0; first < events.size(); first += kLabelBlock) {
+    if (graph.has_iterations()) {
+      for (const TaskId t : events) w.value(label.of(graph, t));
+    }
+    for (std::size_t first = 0; first < events.size() && !graph.has_iterations();
+         first += kLabelBlock) {
       const std::size_t count = std::min(kLabelBlock, events.size() - first);
       std::array<TaskLabel, kLabelBlock> block;
       for (std::size_t i = 0; i < count; ++i) {
@@ -201,6 +215,11 @@ std::string render_report(const Config& config, const EventGraph& graph,
   }
   w.end_array();
 
+  w.key("iteration_end_ns").begin_array();
+  for (const TimeNs end : m.iteration_finish) w.value(end);
+  w.end_array();
+  w.field("iteration_time_ns", m.iteration_time);
+  w.field("iterations", config.iterations.count);
   w.field("lower_communication", config.lower_communication);
   w.field("makespan_ns", m.makespan);
   number_or_null(w, "mfu", achieved_field(&Throughput::mfu));
@@ -213,7 +232,9 @@ std::string render_report(const Config& config, const EventGraph& graph,
     w.value(nullptr);
   }
   number_or_null(w, "model_tflops_per_gpu", achieved_field(&Throughput::model_tflops_per_gpu));
+  w.field("optimizer_sync", config.iterations.optimizer_sync);
   w.field("out_of_memory", out_of_memory);
+  w.field("p2p_mode", config.blocking_p2p ? "blocking" : "async");
   w.field("schedule", config.pipeline.schedule);
   w.field("split_backward", config.pipeline.split_backward);
   w.field("stages", config.pipeline.stages);

@@ -78,7 +78,14 @@ std::string format_summary(const Config& config, const EventGraph& graph,
                      model::to_string(plan.training.recompute), plan.split));
   }
   line("makespan", fmt::format("{} ({} ns)", format_duration(metrics.makespan), metrics.makespan));
-  if (const std::optional<Throughput> t = throughput(config, metrics.makespan)) {
+  if (config.iterations.count > 1) {
+    line("iteration time",
+         fmt::format("{} ({} ns): the steady-state step over {} iterations, {} optimizer step",
+                     format_duration(metrics.iteration_time), metrics.iteration_time,
+                     config.iterations.count,
+                     config.iterations.optimizer_sync ? "synchronous" : "asynchronous"));
+  }
+  if (const std::optional<Throughput> t = throughput(config, metrics.iteration_time)) {
     line("throughput",
          fmt::format("{:.0f} tokens/s, {:.1f} TFLOP/s per GPU (model FLOPs){}", t->tokens_per_s,
                      t->model_tflops_per_gpu,
@@ -94,11 +101,17 @@ std::string format_summary(const Config& config, const EventGraph& graph,
   // Lowered transfers and all-reduces: time on each device's communication lanes.
   const bool communication = std::any_of(metrics.devices.begin(), metrics.devices.end(),
                                          [](const auto& d) { return d.communication > 0; });
+  // Blocking transfers: time each compute lane waits in SEND and RECV.
+  const bool blocked = std::any_of(metrics.devices.begin(), metrics.devices.end(),
+                                   [](const auto& d) { return d.blocked > 0; });
   const auto comm = [&](const simulator::DeviceMetrics& d) {
-    return communication ? fmt::format("  {:>12}", format_duration(d.communication))
-                         : std::string();
+    return (blocked ? fmt::format("  {:>12}", format_duration(d.blocked)) : std::string()) +
+           (communication ? fmt::format("  {:>12}", format_duration(d.communication))
+                          : std::string());
   };
-  const std::string comm_header = communication ? fmt::format("  {:>12}", "communication") : "";
+  const std::string comm_header =
+      (blocked ? fmt::format("  {:>12}", "blocked") : std::string()) +
+      (communication ? fmt::format("  {:>12}", "communication") : std::string());
   out += '\n';
   if (!cluster) {
     out += fmt::format("{:>6}  {:>12}  {:>12}  {:>8}  {:>12}{}\n", "device", "busy", "bubble",

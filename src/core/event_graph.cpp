@@ -100,6 +100,7 @@ void detail::TaskColumns::reserve(std::size_t n) {
   duration.reserve(n);
   memory_delta.reserve(n);
   lane.reserve(n);
+  if (!iteration.empty()) iteration.reserve(n);
 }
 
 void detail::TaskColumns::resize(std::size_t n) {
@@ -111,6 +112,7 @@ void detail::TaskColumns::resize(std::size_t n) {
   duration.resize(n);
   memory_delta.resize(n);
   lane.resize(n);
+  if (!iteration.empty()) iteration.resize(n);
 }
 
 void detail::TaskColumns::push_back(const TaskSpec& spec) {
@@ -122,6 +124,11 @@ void detail::TaskColumns::push_back(const TaskSpec& spec) {
   duration.push_back(spec.duration);
   memory_delta.push_back(spec.memory_delta);
   lane.push_back(spec.lane.valid() ? spec.lane : LaneId{spec.device.value});
+  if (spec.iteration != 0 && iteration.empty()) {
+    iteration.reserve(kind.capacity());
+    iteration.resize(kind.size() - 1, 0);
+  }
+  if (!iteration.empty()) iteration.push_back(spec.iteration);
 }
 
 void EventGraphBuilder::reserve(std::size_t tasks, std::size_t edges) {
@@ -272,7 +279,15 @@ EventGraph EventGraphBuilder::freeze() && {
 }
 
 std::string EventGraph::label(TaskId t) const {
-  return task_label(tasks_.kind[t.value], tasks_.microbatch[t.value], tasks_.chunk[t.value]);
+  std::string text =
+      task_label(tasks_.kind[t.value], tasks_.microbatch[t.value], tasks_.chunk[t.value]);
+  if (has_iterations()) text += fmt::format("@{}", tasks_.iteration[t.value]);
+  return text;
+}
+
+TaskSpec EventGraph::spec(TaskId t) const {
+  return TaskSpec{kind(t),     device(t),        stage(t), microbatch(t), chunk(t),
+                  duration(t), memory_delta(t), lane(t),  iteration(t)};
 }
 
 EventGraph EventGraph::assemble(detail::GraphParts parts) {
@@ -281,7 +296,7 @@ EventGraph EventGraph::assemble(detail::GraphParts parts) {
   const bool columns_agree = c.device.size() == n && c.stage.size() == n &&
                              c.microbatch.size() == n && c.chunk.size() == n &&
                              c.duration.size() == n && c.memory_delta.size() == n &&
-                             c.lane.size() == n;
+                             c.lane.size() == n && (c.iteration.empty() || c.iteration.size() == n);
   const auto csr_agrees = [n](const BigVector<std::uint32_t>& offset,
                               const BigVector<Adjacent>& adjacent) {
     return offset.size() == n + 1 && offset.front() == 0 && offset.back() == adjacent.size();

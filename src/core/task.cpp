@@ -7,8 +7,8 @@
 
 namespace perflow {
 namespace {
-constexpr std::array<std::string_view, kTaskKindCount> kNames = {"F",    "B",         "W",  "BW",
-                                                                 "SEND", "ALLREDUCE", "OPT"};
+constexpr std::array<std::string_view, kTaskKindCount> kNames = {
+    "F", "B", "W", "BW", "SEND", "ALLREDUCE", "OPT", "RECV", "SYNC"};
 }
 
 std::string_view to_string(TaskKind kind) { return kNames[static_cast<std::size_t>(kind)]; }
@@ -23,8 +23,8 @@ std::optional<TaskKind> parse_task_kind(std::string_view text) {
 std::optional<TaskLabel> parse_task_label(std::string_view label) {
   // The longest kind first: "BW" before "B".
   std::optional<TaskKind> kind;
-  for (const TaskKind k : {TaskKind::AllReduce, TaskKind::Send, TaskKind::Optimizer, TaskKind::BW,
-                           TaskKind::F, TaskKind::B, TaskKind::W}) {
+  for (const TaskKind k : {TaskKind::AllReduce, TaskKind::Send, TaskKind::Optimizer, TaskKind::Recv,
+                           TaskKind::Sync, TaskKind::BW, TaskKind::F, TaskKind::B, TaskKind::W}) {
     if (label.starts_with(to_string(k))) {
       kind = k;
       label.remove_prefix(to_string(k).size());

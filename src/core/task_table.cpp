@@ -33,18 +33,20 @@ constexpr std::size_t kBlockRows = 1024;
 /// The longest integer field: an int64 with its sign.
 constexpr std::size_t kMaxNumber = 20;
 
-/// The fixed text of a row after the kind: separators, iteration 0, JSON keys.
-constexpr std::size_t kCsvText = std::string_view(",,,,0,,\n").size();
+/// The fixed text of a row after the kind: separators and JSON keys.
+constexpr std::size_t kCsvText = std::string_view(",,,,,,\n").size();
 constexpr std::size_t kJsonlText =
     std::string_view(
-        ",\"microbatch\":,\"chunk\":,\"stage\":,\"iteration\":0,\"start_ns\":,\"end_ns\":}\n")
+        ",\"microbatch\":,\"chunk\":,\"stage\":,\"iteration\":,\"start_ns\":,\"end_ns\":}\n")
         .size();
 
 /// Which of microbatch, chunk and stage a kind has (see render_task_table).
 bool has_microbatch(TaskKind kind) {
-  return kind != TaskKind::AllReduce && kind != TaskKind::Optimizer;
+  return kind != TaskKind::AllReduce && kind != TaskKind::Optimizer && kind != TaskKind::Sync;
 }
-bool has_chunk_and_stage(TaskKind kind) { return kind != TaskKind::Optimizer; }
+bool has_chunk_and_stage(TaskKind kind) {
+  return kind != TaskKind::Optimizer && kind != TaskKind::Sync;
+}
 
 /// A CSV field, quoted per RFC 4180 if it holds a comma, a quote or a line break.
 std::string csv_field(std::string_view text) {
@@ -92,7 +94,9 @@ char* put_csv_row(char* p, const RowParts& parts, const EventGraph& graph, const
   if (has_chunk_and_stage(kind)) p = put_number(p, graph.chunk(t));
   *p++ = ',';
   if (has_chunk_and_stage(kind)) p = put_number(p, graph.stage(t).value);
-  p = put(p, ",0,");
+  *p++ = ',';
+  p = put_number(p, graph.iteration(t));
+  *p++ = ',';
   p = put_number(p, trace.start_of(t));
   *p++ = ',';
   p = put_number(p, trace.finish_of(t));
@@ -111,7 +115,9 @@ char* put_jsonl_row(char* p, const RowParts& parts, const EventGraph& graph, con
   p = has_chunk_and_stage(kind) ? put_number(p, graph.chunk(t)) : put(p, "null");
   p = put(p, ",\"stage\":");
   p = has_chunk_and_stage(kind) ? put_number(p, graph.stage(t).value) : put(p, "null");
-  p = put(p, ",\"iteration\":0,\"start_ns\":");
+  p = put(p, ",\"iteration\":");
+  p = put_number(p, graph.iteration(t));
+  p = put(p, ",\"start_ns\":");
   p = put_number(p, trace.start_of(t));
   p = put(p, ",\"end_ns\":");
   p = put_number(p, trace.finish_of(t));
@@ -147,9 +153,9 @@ void append_task_table(std::string& out, const EventGraph& graph, const Trace& t
       out += column == kTaskTableColumns.back() ? '\n' : ',';
     }
   }
-  // A row's bound: the lane prefix, then the kind, five numbers (or nulls) and the text
+  // A row's bound: the lane prefix, then the kind, six numbers (or nulls) and the text
   // between them (see put_csv_row and put_jsonl_row).
-  const std::size_t row_rest = longest_kind + 5 * kMaxNumber + (csv ? kCsvText : kJsonlText);
+  const std::size_t row_rest = longest_kind + 6 * kMaxNumber + (csv ? kCsvText : kJsonlText);
   std::vector<std::string> prefixes(trace.lane_count());
   std::size_t bound = out.size();
   for (std::uint32_t l = 0; l < trace.lane_count(); ++l) {

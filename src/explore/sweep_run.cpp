@@ -15,6 +15,7 @@ void evaluate_config(const cli::Config& config, RunOutcome& outcome) {
   const simulator::SimulationResult result = cli::simulate(config, graph);
   const simulator::Metrics& m = result.metrics;
   outcome.makespan = m.makespan;
+  outcome.iteration_time = m.iteration_time;
   outcome.bubble_ratio = m.bubble_ratio;
   for (const simulator::DeviceMetrics& dm : m.devices) {
     const cli::DeviceMemory memory = cli::device_memory(config, dm);
@@ -22,7 +23,7 @@ void evaluate_config(const cli::Config& config, RunOutcome& outcome) {
     outcome.peak_total_memory = std::max(outcome.peak_total_memory, memory.total);
     outcome.out_of_memory = outcome.out_of_memory || memory.out_of_memory;
   }
-  if (const std::optional<cli::Throughput> t = cli::throughput(config, m.makespan)) {
+  if (const std::optional<cli::Throughput> t = cli::throughput(config, m.iteration_time)) {
     if (std::isfinite(t->tokens_per_s)) outcome.tokens_per_s = t->tokens_per_s;
     if (std::isfinite(t->mfu)) outcome.mfu = t->mfu;
   }

@@ -39,9 +39,10 @@ nlohmann::json optional_number(const std::optional<double>& x) {
 // The figures of an outcome as JSON values, in kResultColumns' order.
 std::vector<nlohmann::json> figures(const RunOutcome& o) {
   if (!o.error.empty()) {
-    return {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, o.error};
+    return {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, o.error};
   }
   return {o.makespan,
+          o.iteration_time,
           o.bubble_ratio,
           optional_number(o.tokens_per_s),
           optional_number(o.mfu),

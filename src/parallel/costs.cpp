@@ -7,16 +7,18 @@ namespace perflow::parallel {
 TimeNs TaskCosts::duration(TaskKind kind) const {
   switch (kind) {
     case TaskKind::F:
-      return forward;
+      return forward + launch_overhead;
     case TaskKind::B:
-      return backward;
+      return backward + launch_overhead;
     case TaskKind::W:
-      return weight;
+      return weight + launch_overhead;
     case TaskKind::BW:
-      return backward + weight;
+      return backward + weight + launch_overhead;
     case TaskKind::Send:  // communication and optimizer costs come from their own models
     case TaskKind::AllReduce:
     case TaskKind::Optimizer:
+    case TaskKind::Recv:
+    case TaskKind::Sync:
       return 0;
   }
   return 0;
@@ -36,6 +38,8 @@ double TaskCosts::memory_delta(TaskKind kind) const {
     case TaskKind::Send:
     case TaskKind::AllReduce:
     case TaskKind::Optimizer:
+    case TaskKind::Recv:
+    case TaskKind::Sync:
       return 0.0;
   }
   return 0.0;

@@ -43,9 +43,12 @@ EventGraph add_data_parallel(const EventGraph& graph, const DataParallelSpec& sp
     }
     std::vector<std::pair<std::size_t, std::pair<std::uint32_t, std::uint32_t>>> by_position;
     TimeNs optimizer = 0;
+    std::uint32_t previous_stage = ~0u;
     for (const auto& [key, positions] : last) {
       by_position.emplace_back(positions.second != kNone ? positions.second : positions.first, key);
       optimizer += entry(spec.optimizer, std::size_t{key.first} * chunks + key.second);
+      if (key.first != previous_stage) optimizer += entry(spec.step_overhead, key.first);
+      previous_stage = key.first;  // keys are sorted: a stage's chunks are together
     }
     std::sort(by_position.begin(), by_position.end());
 

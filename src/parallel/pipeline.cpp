@@ -30,6 +30,8 @@ Slot slot_of(TaskKind kind) {
     case TaskKind::Send:  // schedules place compute only
     case TaskKind::AllReduce:
     case TaskKind::Optimizer:
+    case TaskKind::Recv:
+    case TaskKind::Sync:
       break;
   }
   return kForward;

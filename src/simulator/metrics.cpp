@@ -105,6 +105,19 @@ TimeNs longest_data_path(const EventGraph& graph, const CommunicationCost& comm)
   return bound;
 }
 
+// Per iteration, its tasks' latest finish.
+std::vector<TimeNs> iteration_finishes(const EventGraph& graph, const Trace& trace,
+                                       TimeNs makespan) {
+  if (!graph.has_iterations()) return {makespan};
+  std::vector<TimeNs> finish;
+  for (std::uint32_t t = 0; t < graph.task_count(); ++t) {
+    const std::uint32_t k = graph.iteration(TaskId{t});
+    if (k >= finish.size()) finish.resize(k + 1, 0);
+    finish[k] = std::max(finish[k], trace.finish[t]);
+  }
+  return finish;
+}
+
 }  // namespace
 
 Metrics compute_metrics(const EventGraph& graph, const Trace& trace,
@@ -119,7 +132,9 @@ Metrics compute_metrics(const EventGraph& graph, const Trace& trace,
     dm.tasks = events.size();
     double memory = 0;
     for (const TaskId t : events) {
-      dm.busy += graph.duration(t);
+      const TaskKind kind = graph.kind(t);
+      (kind == TaskKind::Send || kind == TaskKind::Recv ? dm.blocked : dm.busy) +=
+          graph.duration(t);
       memory += graph.memory_delta(t);
       dm.peak_memory = std::max(dm.peak_memory, memory);
     }
@@ -153,6 +168,11 @@ Metrics detail::compute_metrics(const EventGraph& graph, const Trace& trace,
   }
   m.bubble_ratio = m.devices.empty() ? 0.0 : bubble_sum / static_cast<double>(m.devices.size());
   m.critical_path = binding_chain(graph, trace, CommunicationCost(graph, options), m.makespan);
+  m.iteration_finish = iteration_finishes(graph, trace, m.makespan);
+  const auto periods = static_cast<TimeNs>(m.iteration_finish.size() - 1);
+  m.iteration_time = periods == 0 ? m.makespan
+                                  : (m.iteration_finish.back() - m.iteration_finish.front() +
+                                     periods / 2) / periods;
   return m;
 }
 

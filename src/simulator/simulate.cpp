@@ -28,6 +28,7 @@ Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options
   const std::span<const TimeNs> duration = graph.durations();
   const std::span<const double> memory_delta = graph.memory_deltas();
   const std::span<const LaneId> lane = graph.lanes_of_tasks();
+  const std::span<const TaskKind> kind = graph.kinds();
   const std::uint32_t devices = graph.device_count();
   totals.devices.assign(devices, DeviceMetrics{});
   std::vector<double> memory(devices, 0.0);
@@ -65,7 +66,8 @@ Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options
       return;
     }
     if (dm.tasks++ == 0) dm.first_start = ready;
-    dm.busy += length;
+    const TaskKind k = kind[t.value];
+    (k == TaskKind::Send || k == TaskKind::Recv ? dm.blocked : dm.busy) += length;
     dm.last_finish = std::max(dm.last_finish, ready + length);
     memory[here.value] += memory_delta[t.value];
     dm.peak_memory = std::max(dm.peak_memory, memory[here.value]);

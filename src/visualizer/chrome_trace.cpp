@@ -184,7 +184,10 @@ std::string render_chrome_trace(const EventGraph& graph, const Trace& trace,
   const std::size_t time = digits(static_cast<std::uint64_t>(std::max<TimeNs>(last, 0)) / 1000) + 4;
   const std::size_t ids = digits(graph.lane_count() + 1) * 2;  // pid and tid
   const std::size_t kind_name = 9;                             // "ALLREDUCE"
-  const std::size_t task_event = 76 + 2 * kind_name + 3 * digits(longest) + 1 + ids + 2 * time;
+  // With iterations: "@<k>" in the name and ,"iteration":<k> in the arguments.
+  const bool iterations = graph.has_iterations();
+  const std::size_t task_event = 76 + 2 * kind_name + 3 * digits(longest) + 1 + ids + 2 * time +
+                                 (iterations ? 14 + 2 * 10 : 0);
   const std::size_t flow_events = 52 + 61 + 2 * (ids + digits(flow_count) + time);
   const std::size_t counter_event = 72 + ids + time + 24;
   std::string out;
@@ -230,6 +233,10 @@ std::string render_chrome_trace(const EventGraph& graph, const Trace& trace,
         p = put(p, std::uint64_t{graph.microbatch(t)});
         *p++ = '.';
         p = put(p, std::uint64_t{graph.chunk(t)});
+        if (iterations) {
+          *p++ = '@';
+          p = put(p, std::uint64_t{graph.iteration(t)});
+        }
         p = put(p, R"(","ph":"X","pid":)");
         p = put(p, pid);
         p = put(p, R"(,"tid":)");
@@ -242,6 +249,10 @@ std::string render_chrome_trace(const EventGraph& graph, const Trace& trace,
         p = put_microseconds(p, trace.finish_of(t) - trace.start_of(t));
         p = put(p, R"(,"args":{"stage":)");
         p = put(p, std::uint64_t{graph.stage(t).value});
+        if (iterations) {
+          p = put(p, R"(,"iteration":)");
+          p = put(p, std::uint64_t{graph.iteration(t)});
+        }
         return put(p, "}}");
       });
     }

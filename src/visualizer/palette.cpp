@@ -15,10 +15,13 @@ constexpr std::array<Rgb, kTaskKindCount> kKindColour = {
     from_hex(0x56B4E9),  // SEND: sky blue
     from_hex(0xD55E00),  // ALLREDUCE: vermillion
     from_hex(0x999999),  // OPT: grey
+    from_hex(0x8FCFF2),  // RECV: lighter sky blue (the other side of a SEND)
+    from_hex(0x000000),  // SYNC: black (zero-length: drawn as a mark)
 };
 constexpr std::array<std::string_view, kTaskKindCount> kKindMeaning = {
     "forward",  "backward (input)",         "backward (weight)", "backward (fused B+W)",
-    "transfer", "data-parallel all-reduce", "optimizer step"};
+    "transfer", "data-parallel all-reduce", "optimizer step",        "receive (blocking)",
+    "iteration barrier"};
 
 double relative_luminance(Rgb c) {
   const auto linear = [](double v) {

@@ -16,6 +16,7 @@
 #include "perflow/model/transformer.hpp"
 #include "perflow/parallel/costs.hpp"
 #include "perflow/parallel/data_parallel.hpp"
+#include "perflow/parallel/iterations.hpp"
 #include "perflow/parallel/pipeline.hpp"
 #include "perflow/simulator/metrics.hpp"
 #include "perflow/simulator/options.hpp"
@@ -72,6 +73,10 @@ struct Config {
   std::uint32_t tensor_parallel = 1;  ///< /parallelism/tensor_parallel (already in the costs)
   /// /simulation/lower_communication: transfers become SEND tasks on per-link lanes.
   bool lower_communication = false;
+  /// /network/p2p_mode "blocking": transfers occupy both devices' compute lanes.
+  bool blocking_p2p = false;
+  /// /simulation/iterations and /simulation/optimizer_sync.
+  parallel::IterationSpec iterations;
   std::optional<ModelPlan> model;  ///< /model, when given
   /// What `--set` (or a sweep axis) changed: errors at those fields name them.
   std::vector<ConfigOverride> overrides;
@@ -111,7 +116,8 @@ Config parse_config(const nlohmann::json& document, const std::string& file);
 /// set the field, if one did. With /parts, each part's
 /// schedule is built with its device type's costs on every stage (the part's own stages
 /// keep their resolved costs), filtered to its stages, and the parts are merged. Then data
-/// parallelism (all-reduces, optimizer steps) is added and, if asked, communication lowered.
+/// parallelism (all-reduces, optimizer steps) is added, the iterations repeated and, if
+/// asked, communication lowered or made blocking.
 EventGraph build_graph(const Config& config);
 
 /// Simulates the config's graph with its simulation options; an error that comes from the

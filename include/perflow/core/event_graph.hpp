@@ -44,6 +44,8 @@ struct TaskSpec {
   double memory_delta = 0.0;
   /// The lane (stream) it runs on; invalid (the default) means its device's compute lane.
   LaneId lane{};
+  /// The training iteration it belongs to (0 unless several iterations are simulated).
+  std::uint32_t iteration = 0;
 };
 
 /// A lane: one sequential stream of work on a device. Lanes 0..devices-1 are the devices'
@@ -66,6 +68,8 @@ struct TaskColumns {
   BigVector<TimeNs> duration;
   BigVector<double> memory_delta;
   BigVector<LaneId> lane;
+  /// Empty while every task is in iteration 0 (one iteration: no column to pay for).
+  BigVector<std::uint32_t> iteration;
 
   [[nodiscard]] std::size_t size() const { return kind.size(); }
   void reserve(std::size_t n);
@@ -167,6 +171,14 @@ class EventGraph {
   [[nodiscard]] TimeNs duration(TaskId t) const { return tasks_.duration[t.value]; }
   [[nodiscard]] double memory_delta(TaskId t) const { return tasks_.memory_delta[t.value]; }
   [[nodiscard]] LaneId lane(TaskId t) const { return tasks_.lane[t.value]; }
+  [[nodiscard]] std::uint32_t iteration(TaskId t) const {
+    return tasks_.iteration.empty() ? 0 : tasks_.iteration[t.value];
+  }
+  /// True when the graph holds more than one training iteration (some task's is not 0).
+  [[nodiscard]] bool has_iterations() const { return !tasks_.iteration.empty(); }
+  /// Everything a builder said about task t (its TaskSpec).
+  [[nodiscard]] TaskSpec spec(TaskId t) const;
+  /// "F3.0"; with several iterations the iteration follows: "F3.0@1".
   [[nodiscard]] std::string label(TaskId t) const;
 
   [[nodiscard]] std::span<const TaskKind> kinds() const { return tasks_.kind; }

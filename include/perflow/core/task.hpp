@@ -10,11 +10,14 @@ namespace perflow {
 /// What a task does. F/B/W are forward, input-gradient and weight-gradient work;
 /// BW is a fused backward (B then W in one task, as Megatron's 1F1B runs it).
 /// The others exist when communication is modelled as work: SEND moves one microbatch's
-/// activation or gradient over a link (a matched send/recv pair), ALLREDUCE reduces a
-/// chunk's gradients across data-parallel replicas, OPT is the optimizer step.
-enum class TaskKind : std::uint8_t { F, B, W, BW, Send, AllReduce, Optimizer };
+/// activation or gradient over a link (a matched send/recv pair; with blocking transfers,
+/// the sender's side on its compute lane), ALLREDUCE reduces a chunk's gradients across
+/// data-parallel replicas, OPT is the optimizer step, RECV is the receiver's side of a
+/// blocking transfer (on its compute lane), SYNC a zero-length global barrier between
+/// iterations (the synchronous optimizer step's).
+enum class TaskKind : std::uint8_t { F, B, W, BW, Send, AllReduce, Optimizer, Recv, Sync };
 
-inline constexpr int kTaskKindCount = 7;
+inline constexpr int kTaskKindCount = 9;
 
 /// F, B, W and BW: the model's compute, which schedules order and costs configure.
 constexpr bool is_compute(TaskKind kind) { return kind <= TaskKind::BW; }

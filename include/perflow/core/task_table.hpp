@@ -30,10 +30,11 @@ std::optional<TaskTableFormat> task_table_format_of(const std::filesystem::path&
 /// One row per task, lane by lane (lanes in id order: the devices' compute lanes, then the
 /// communication lanes), each lane's tasks in execution order (Trace::lane_events). `lane`
 /// is the lane's name ("compute", "send 3>4", "dp all-reduce"), `kind` the task kind's name
-/// (F, B, W, BW, SEND, ALLREDUCE, OPT). `microbatch`, `chunk` and `stage` are empty (CSV) or
-/// null (JSONL) where the kind has none: an ALLREDUCE reduces a whole (stage, chunk), so it
-/// has no microbatch; an OPT steps all of its device's stages and chunks, so it has none of
-/// the three. `iteration` is 0 (one iteration is simulated). Times are integer nanoseconds.
+/// (F, B, W, BW, SEND, ALLREDUCE, OPT, RECV, SYNC). `microbatch`, `chunk` and `stage` are
+/// empty (CSV) or null (JSONL) where the kind has none: an ALLREDUCE reduces a whole (stage,
+/// chunk), so it has no microbatch; an OPT steps all of its device's stages and chunks and a
+/// SYNC joins all devices, so they have none of the three. `iteration` is the task's training
+/// iteration (0 when one iteration is simulated). Times are integer nanoseconds.
 /// CSV has a header line and quotes fields per RFC 4180 where needed; JSONL is one JSON
 /// object per line. Every line ends with '\n'. Deterministic: same input, same bytes.
 std::string render_task_table(const EventGraph& graph, const Trace& trace, TaskTableFormat format);

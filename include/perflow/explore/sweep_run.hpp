@@ -15,6 +15,7 @@ struct RunOutcome {
   std::uint64_t run = 0;
   std::string error;  ///< empty when the run simulated
   TimeNs makespan = 0;
+  TimeNs iteration_time = 0;  ///< the steady-state step (the makespan for one iteration)
   double bubble_ratio = 0;
   std::optional<double> tokens_per_s;  ///< with /model
   std::optional<double> mfu;           ///< with /model and every stage's GPU known

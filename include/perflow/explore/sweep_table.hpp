@@ -17,7 +17,7 @@ enum class TableFormat { Csv, Jsonl };
 
 /// The columns after `run` and the axes' pointers.
 inline constexpr std::string_view kResultColumns[] = {
-    "makespan_ns", "bubble_ratio",      "tokens_per_s",  "mfu",
+    "makespan_ns", "iteration_time_ns", "bubble_ratio",  "tokens_per_s", "mfu",
     "peak_memory", "peak_total_memory", "out_of_memory", "error"};
 
 /// The CSV header line ("run,/pipeline/stages,...,error\n"); empty for JSON Lines.

@@ -18,7 +18,11 @@ struct TaskCosts {
   double activation = 0.0;
   /// Fraction of an F's activation that B frees; W frees the rest; BW frees all of it.
   double backward_frees = 0.0;
+  /// What the runtime adds to every compute task (F, B, W, BW: once each, a fused BW once):
+  /// kernel launches and host work a profile shows as gaps between a task's kernels.
+  TimeNs launch_overhead = 0;
 
+  /// The task's time, its launch overhead included.
   [[nodiscard]] TimeNs duration(TaskKind kind) const;
   /// Signed memory change when a task of `kind` runs.
   [[nodiscard]] double memory_delta(TaskKind kind) const;

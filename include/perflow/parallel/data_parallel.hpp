@@ -25,14 +25,18 @@ struct DataParallelSpec {
   std::uint32_t chunks = 1;
   std::vector<double> gradient_bytes;
   std::vector<TimeNs> optimizer;
+  /// Per stage: the fixed host work of one iteration on its device (the step overhead),
+  /// added to the device's optimizer step. Missing entries count as 0.
+  std::vector<TimeNs> step_overhead;
 };
 
 /// Adds, per device, one ALLREDUCE per (stage, chunk) it runs, on its lane "dp all-reduce"
 /// (one at a time, in the order their last gradients complete in its program), each taking
 /// ring_all_reduce_time(gradient bytes, degree, link), and one OPT task at the end of its
 /// compute program that waits for all of its all-reduces and lasts the sum of its (stage,
-/// chunk)s' optimizer steps. A (stage, chunk)'s last gradient is its last W or BW in program
-/// order. With degree 1 there is no all-reduce; without optimizer time no OPT. Needs a graph
+/// chunk)s' optimizer steps plus its stages' step overheads. A (stage, chunk)'s last gradient is its last W or BW in program
+/// order. With degree 1 there is no all-reduce; without optimizer or step overhead no OPT.
+/// Needs a graph
 /// with program order (ScheduleError otherwise).
 EventGraph add_data_parallel(const EventGraph& graph, const DataParallelSpec& spec);
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "perflow/core/event_graph.hpp"
@@ -13,8 +14,9 @@ namespace perflow::simulator {
 /// the boundary: for a forward dependence the sending task's stage's boundary_bytes, for a
 /// backward one (the gradient of that activation) the receiving task's. Same device: 0.
 /// From a SEND task (lowered communication, which spends the bytes' time on its link lane)
-/// only the latency is left. Built once per simulation: per stage and link class it is a
-/// table lookup.
+/// only the latency is left. Free: a dependence into a RECV (a blocking transfer spends its
+/// whole time in its SEND and RECV tasks) and one from or to a SYNC (a barrier, not data).
+/// Built once per simulation: per stage and link class it is a table lookup.
 class CommunicationCost {
  public:
   CommunicationCost(const EventGraph& graph, const SimulationOptions& options);
@@ -23,10 +25,15 @@ class CommunicationCost {
     const DeviceId a = graph_->device(from);
     const DeviceId b = graph_->device(to);
     if (a == b) return 0;
+    const TaskKind from_kind = graph_->kind(from);
+    const TaskKind to_kind = graph_->kind(to);
+    if (to_kind == TaskKind::Recv || to_kind == TaskKind::Sync || from_kind == TaskKind::Sync) {
+      return 0;
+    }
     if (constant_) return base_[0];  // no bytes, one node: every transfer costs the same
     const bool same_node = this->same_node(a, b);
-    if (graph_->kind(from) == TaskKind::Send) return base_[same_node ? 0 : 1];
-    const bool forward = graph_->kind(from) == TaskKind::F;
+    if (from_kind == TaskKind::Send) return base_[same_node ? 0 : 1];
+    const bool forward = from_kind == TaskKind::F;
     const std::uint32_t stage = graph_->stage(forward ? from : to).value;
     const auto& table = same_node ? intra_ : inter_;
     return stage < table.size() ? table[stage] : base_[same_node ? 0 : 1];
@@ -38,7 +45,7 @@ class CommunicationCost {
     const DeviceId a = graph_->device(from);
     const DeviceId b = graph_->device(to);
     if (a == b) return 0;
-    return (*this)(from, to) - base_[same_node(a, b) ? 0 : 1];
+    return std::max<TimeNs>((*this)(from, to) - base_[same_node(a, b) ? 0 : 1], 0);
   }
 
   [[nodiscard]] bool same_node(DeviceId a, DeviceId b) const {

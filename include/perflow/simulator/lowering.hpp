@@ -20,4 +20,16 @@ namespace perflow::simulator {
 /// bytes or bandwidth the SENDs take no time and the simulation equals the unlowered one.
 EventGraph lower_communication(const EventGraph& graph, const SimulationOptions& options);
 
+/// Blocking point-to-point transfers, as a runtime that waits on its send and receive ops
+/// (Megatron-LM's batched isend/irecv followed by a wait): every data dependence u -> v
+/// between two devices a != b becomes a SEND on a's compute lane right after u and a RECV on
+/// b's compute lane right before v (before the first of u's consumers on b, which all wait
+/// for it), each lasting the whole transfer (latency and bytes, see CommunicationCost). The
+/// RECV starts once u is done and b's lane is free; the compute lanes do nothing else
+/// meanwhile. One SEND and one RECV per (u, receiving device). Original tasks keep their ids;
+/// SEND and RECV tasks follow (SEND with u's stage, microbatch, chunk and iteration; RECV
+/// with its first consumer's). Needs program order and no lowered or blocking transfers yet
+/// (ScheduleError otherwise).
+EventGraph lower_blocking_transfers(const EventGraph& graph, const SimulationOptions& options);
+
 }  // namespace perflow::simulator

@@ -12,7 +12,9 @@ namespace perflow::simulator {
 struct DeviceMetrics {
   DeviceId device;
   std::size_t tasks = 0;
-  TimeNs busy = 0;           ///< sum of its compute lane's task durations
+  TimeNs busy = 0;           ///< sum of its compute lane's work (blocked transfers aside)
+  /// Time its compute lane spends in blocking transfers (SEND and RECV on it).
+  TimeNs blocked = 0;
   TimeNs communication = 0;  ///< sum of its communication lanes' task durations
   TimeNs first_start = 0;    ///< 0 if the device runs nothing
   TimeNs last_finish = 0;
@@ -36,6 +38,12 @@ struct Metrics {
   /// Longest path through data dependences alone (with communication): a lower bound on
   /// the makespan of any order.
   TimeNs dependency_bound = 0;
+  /// Per training iteration, the latest finish of its tasks (one entry, the makespan, when
+  /// one iteration is simulated).
+  std::vector<TimeNs> iteration_finish;
+  /// The step: the steady-state period, the mean time between the ends of consecutive
+  /// iterations after the first (rounded to the nearest ns); the makespan for one.
+  TimeNs iteration_time = 0;
 };
 
 /// Derives the metrics of a trace of `graph`.

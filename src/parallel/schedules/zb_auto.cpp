@@ -352,7 +352,8 @@ PipelinePlan plan_zb_auto(const PipelineSpec& spec, const CostTable& costs) {
   std::vector<StageCosts> stage_costs(spec.stages);
   for (std::uint32_t d = 0; d < spec.stages; ++d) {
     const TaskCosts& c = costs.at(StageId{d}, 0);
-    stage_costs[d] = {c.forward, c.backward, c.weight, std::clamp(c.backward_frees, 0.0, 1.0)};
+    stage_costs[d] = {c.duration(TaskKind::F), c.duration(TaskKind::B), c.duration(TaskKind::W),
+                      std::clamp(c.backward_frees, 0.0, 1.0)};
   }
   GreedyBuilder builder(spec.stages, spec.microbatches, std::move(stage_costs), limit,
                         costs.p2p_latency());

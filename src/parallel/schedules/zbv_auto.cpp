@@ -420,15 +420,15 @@ PipelinePlan plan_zbv_auto(const PipelineSpec& spec, const CostTable& costs) {
         const double frees = std::clamp(c.backward_frees, 0.0, 1.0);
         switch (cat) {
           case kF:
-            model.cost[s][k] = c.forward;
+            model.cost[s][k] = c.duration(TaskKind::F);
             model.mem[s][k] = 1.0;
             break;
           case kB:
-            model.cost[s][k] = c.backward;
+            model.cost[s][k] = c.duration(TaskKind::B);
             model.mem[s][k] = -frees;
             break;
           case kW:
-            model.cost[s][k] = c.weight;
+            model.cost[s][k] = c.duration(TaskKind::W);
             model.mem[s][k] = -(1.0 - frees);
             break;
         }
