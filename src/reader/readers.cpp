@@ -8,6 +8,7 @@ std::vector<ProfileReader> builtin_readers() {
   std::vector<ProfileReader> readers;
   readers.push_back(kineto_reader());
   readers.push_back(nsys_sqlite_reader());
+  readers.push_back(rocpd_reader());
   readers.push_back(rocprof_v1_db_reader());
   readers.push_back(nsys_csv_reader());
   readers.push_back(rocprof_csv_reader());

@@ -17,6 +17,8 @@ ProfileReader kineto_reader();
 ProfileReader nsys_sqlite_reader();
 /// `nsys stats` CSV: nvtx_pushpop_trace and cuda_gpu_trace (nsys_csv_reader.cpp).
 ProfileReader nsys_csv_reader();
+/// rocprofv3 rocpd SQLite, the ROCm 7 default output (rocpd_reader.cpp).
+ProfileReader rocpd_reader();
 /// rocprofv3 CSV: kernel, memory copy, marker and HIP API traces (rocprof_csv_reader.cpp).
 ProfileReader rocprof_csv_reader();
 /// rocprofv3 JSON, plain or gzip (rocprof_json_reader.cpp).
