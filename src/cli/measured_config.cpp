@@ -155,7 +155,12 @@ MeasuredConfig measured_config(const reader::ExtractedCosts& costs,
       }
     }
   }
-  if (!missing.empty()) {
+  if (!missing.empty() && scale != 1.0) {
+    out.notes.push_back(fmt::format(
+        "{} {} {} the scaled costs of stage {}{}", costs.chunk_count > 1 ? "stage.chunk" : "stage",
+        fmt::join(missing, ", "), missing.size() == 1 ? "takes" : "take", base.stage,
+        costs.chunk_count > 1 ? fmt::format(" chunk {}", base.chunk) : std::string()));
+  } else if (!missing.empty()) {
     out.notes.push_back(
         fmt::format("{} {} not measured: {} the uniform costs (those of stage {}{})",
                     costs.chunk_count > 1 ? "stage.chunk" : "stage", fmt::join(missing, ", "),
