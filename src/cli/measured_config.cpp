@@ -157,7 +157,8 @@ MeasuredConfig measured_config(const reader::ExtractedCosts& costs,
   }
   if (!missing.empty() && scale != 1.0) {
     out.notes.push_back(fmt::format(
-        "{} {} {} the scaled costs of stage {}{}", costs.chunk_count > 1 ? "stage.chunk" : "stage",
+        "{}{} {} {} the scaled costs of stage {}{}", costs.chunk_count > 1 ? "stage.chunk" : "stage",
+        missing.size() == 1 ? "" : "s",
         fmt::join(missing, ", "), missing.size() == 1 ? "takes" : "take", base.stage,
         costs.chunk_count > 1 ? fmt::format(" chunk {}", base.chunk) : std::string()));
   } else if (!missing.empty()) {
