@@ -108,8 +108,7 @@ void run_compare_measured(const CompareMeasuredOptions& options) {
     if (!p) return std::nullopt;
     return predicted_step - *p;
   };
-  const std::int64_t breakdown_iteration =
-      breakdowns.empty() ? -1 : breakdowns.front().iteration;
+  const std::int64_t breakdown_iteration = breakdowns.empty() ? -1 : breakdowns.front().iteration;
 
   if (options.format == "json") {
     auto ns = [](std::optional<TimeNs> t) { return t ? nlohmann::json(*t) : nlohmann::json(); };
@@ -187,9 +186,9 @@ void run_compare_measured(const CompareMeasuredOptions& options) {
                        "GPU busy: tasks", "GPU busy: other", "communication", "GPU idle in tasks",
                        "host-bound gaps");
     auto part = [](TimeNs t, TimeNs window) {
-      return fmt::format("{} {:>5.1f}%", format_duration(t),
-                         window > 0 ? 100.0 * static_cast<double>(t) / static_cast<double>(window)
-                                    : 0.0);
+      return fmt::format(
+          "{} {:>5.1f}%", format_duration(t),
+          window > 0 ? 100.0 * static_cast<double>(t) / static_cast<double>(window) : 0.0);
     };
     for (const reader::StepBreakdown& b : breakdowns) {
       out += fmt::format("  {:<6} {:>10} {:>18} {:>18} {:>18} {:>18} {:>18}\n", b.stage,
@@ -197,11 +196,11 @@ void run_compare_measured(const CompareMeasuredOptions& options) {
                          part(b.other_compute, b.window), part(b.communication, b.window),
                          part(b.idle_in_tasks, b.window), part(b.host_gaps, b.window));
     }
-    out += "like with like (per stage: the tasks' GPU busy time is what the costs model; the "
-           "rest of a step is idle):\n";
-    out += fmt::format("  {:<6} {:>14} {:>14} {:>9} {:>14} {:>14} {:>13}\n", "stage",
-                       "busy pred.", "busy meas.", "error", "idle pred.", "idle meas.",
-                       "not modelled");
+    out +=
+        "like with like (per stage: the tasks' GPU busy time is what the costs model; the "
+        "rest of a step is idle):\n";
+    out += fmt::format("  {:<6} {:>14} {:>14} {:>9} {:>14} {:>14} {:>13}\n", "stage", "busy pred.",
+                       "busy meas.", "error", "idle pred.", "idle meas.", "not modelled");
     for (const reader::StepBreakdown& b : breakdowns) {
       const std::optional<TimeNs> p = predicted_busy(b.stage);
       const std::optional<TimeNs> idle = predicted_idle(b.stage);
@@ -211,10 +210,9 @@ void run_compare_measured(const CompareMeasuredOptions& options) {
           p ? format_duration(*p) : "-", format_duration(b.task_compute),
           p ? error_text(*p, b.task_compute) : "-", idle ? format_duration(*idle) : "-",
           format_duration(measured_idle),
-          b.window > 0 ? fmt::format("{:.1f}%", 100.0 *
-                                                    static_cast<double>(measured_idle -
-                                                                        idle.value_or(0)) /
-                                                    static_cast<double>(b.window))
+          b.window > 0 ? fmt::format("{:.1f}%",
+                                     100.0 * static_cast<double>(measured_idle - idle.value_or(0)) /
+                                         static_cast<double>(b.window))
                        : std::string("-"));
     }
     out += fmt::format(

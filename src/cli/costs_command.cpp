@@ -64,8 +64,7 @@ MeasuredConfigOptions reshape_options(const CostsOptions& options) {
   constexpr std::uint32_t kMaxMicrobatches = 1 << 24;
   if (!options.stages.empty()) out.stages = whole_option("--stages", options.stages, 1, kMaxStages);
   if (!options.microbatches.empty()) {
-    out.microbatches =
-        whole_option("--microbatches", options.microbatches, 1, kMaxMicrobatches);
+    out.microbatches = whole_option("--microbatches", options.microbatches, 1, kMaxMicrobatches);
   }
   if (!options.scale.empty()) {
     double value = 0;
@@ -73,8 +72,7 @@ MeasuredConfigOptions reshape_options(const CostsOptions& options) {
     const auto [ptr, ec] = std::from_chars(options.scale.data(), end, value);
     if (ec != std::errc() || ptr != end || !std::isfinite(value) || value <= 0 || value > 1e6) {
       throw Error(fmt::format(
-          "--scale: expected a factor > 0 and at most 1e6 (e.g. 0.25), found '{}'",
-          options.scale));
+          "--scale: expected a factor > 0 and at most 1e6 (e.g. 0.25), found '{}'", options.scale));
     }
     out.scale = value;
     out.scale_origin = fmt::format("--scale {}", options.scale);
@@ -91,8 +89,8 @@ MeasuredConfigOptions reshape_options(const CostsOptions& options) {
     const std::uint32_t profiled =
         whole_option("--profiled-layers", options.profiled_layers, 1, kMaxStages);
     out.scale = static_cast<double>(per_stage) / static_cast<double>(profiled);
-    out.scale_origin = fmt::format("--layers-per-stage {} of --profiled-layers {}", per_stage,
-                                   profiled);
+    out.scale_origin =
+        fmt::format("--layers-per-stage {} of --profiled-layers {}", per_stage, profiled);
     if (out.stages == 0) {
       if (profiled % per_stage != 0) {
         throw Error(fmt::format(
@@ -206,14 +204,14 @@ std::string format_found(const Measurement& measurement) {
                        l->samples, l->method);
   };
   if (net.gradient_bytes) {
-    out += fmt::format("data-parallel gradient all-reduce: {} bytes per iteration over {} ranks{}\n",
-                       *net.gradient_bytes, net.data_parallel, link(net.data_parallel_link));
+    out +=
+        fmt::format("data-parallel gradient all-reduce: {} bytes per iteration over {} ranks{}\n",
+                    *net.gradient_bytes, net.data_parallel, link(net.data_parallel_link));
   }
   if (net.tp_allreduce_bytes) {
-    out += fmt::format(
-        "tensor-parallel all-reduce (in F): {} bytes, {} per F over {} ranks{}\n",
-        *net.tp_allreduce_bytes, net.tp_allreduces, net.tensor_parallel,
-        link(net.tensor_parallel_link));
+    out += fmt::format("tensor-parallel all-reduce (in F): {} bytes, {} per F over {} ranks{}\n",
+                       *net.tp_allreduce_bytes, net.tp_allreduces, net.tensor_parallel,
+                       link(net.tensor_parallel_link));
   }
   if (net.boundary_bytes) {
     out += fmt::format("point-to-point: {} bytes per transfer{}\n", *net.boundary_bytes,
@@ -274,25 +272,24 @@ nlohmann::json found_json(const Measurement& measurement) {
   const reader::MeasuredCommunication& net = costs.network;
   const auto link = [](const std::optional<reader::FittedLink>& l) {
     if (!l) return nlohmann::json();
-    return nlohmann::json{{"latency_ns", l->latency},
-                          {"bandwidth", l->bandwidth > 0 ? nlohmann::json(l->bandwidth)
-                                                         : nlohmann::json()},
-                          {"samples", l->samples},
-                          {"method", l->method}};
+    return nlohmann::json{
+        {"latency_ns", l->latency},
+        {"bandwidth", l->bandwidth > 0 ? nlohmann::json(l->bandwidth) : nlohmann::json()},
+        {"samples", l->samples},
+        {"method", l->method}};
   };
   const auto bytes = [](const std::optional<std::int64_t>& b) {
     return b ? nlohmann::json(*b) : nlohmann::json();
   };
-  const nlohmann::json network = {
-      {"gradient_bytes", bytes(net.gradient_bytes)},
-      {"data_parallel", net.data_parallel},
-      {"data_parallel_link", link(net.data_parallel_link)},
-      {"tp_allreduce_bytes", bytes(net.tp_allreduce_bytes)},
-      {"tp_allreduces", net.tp_allreduces},
-      {"tensor_parallel", net.tensor_parallel},
-      {"tensor_parallel_link", link(net.tensor_parallel_link)},
-      {"boundary_bytes", bytes(net.boundary_bytes)},
-      {"p2p_link", link(net.p2p_link)}};
+  const nlohmann::json network = {{"gradient_bytes", bytes(net.gradient_bytes)},
+                                  {"data_parallel", net.data_parallel},
+                                  {"data_parallel_link", link(net.data_parallel_link)},
+                                  {"tp_allreduce_bytes", bytes(net.tp_allreduce_bytes)},
+                                  {"tp_allreduces", net.tp_allreduces},
+                                  {"tensor_parallel", net.tensor_parallel},
+                                  {"tensor_parallel_link", link(net.tensor_parallel_link)},
+                                  {"boundary_bytes", bytes(net.boundary_bytes)},
+                                  {"p2p_link", link(net.p2p_link)}};
   for (std::size_t i = 0; i < costs.profiles.size(); ++i) {
     profiles[i]["memory_events"] = costs.profiles[i].memory_events;
   }
@@ -301,8 +298,8 @@ nlohmann::json found_json(const Measurement& measurement) {
           {"profiles", profiles},
           {"stages", stages},
           {"communication", communication},
-          {"launch_overhead_ns", costs.launch_overhead ? nlohmann::json(*costs.launch_overhead)
-                                                       : nlohmann::json()},
+          {"launch_overhead_ns",
+           costs.launch_overhead ? nlohmann::json(*costs.launch_overhead) : nlohmann::json()},
           {"network", network}};
 }
 
@@ -324,9 +321,9 @@ void run_costs(const CostsOptions& options) {
       fmt::format("costs measured by perflow costs from {} profile{} ({} markers)",
                   costs.profiles.size(), costs.profiles.size() == 1 ? "" : "s", costs.marker);
   if (reshape.stages > 0 && reshape.stages < costs.stage_count) {
-    throw Error(fmt::format(
-        "--stages {}: expected at least the {} stages the profiles measured, found {}",
-        reshape.stages, costs.stage_count, reshape.stages));
+    throw Error(
+        fmt::format("--stages {}: expected at least the {} stages the profiles measured, found {}",
+                    reshape.stages, costs.stage_count, reshape.stages));
   }
   const MeasuredConfig config = measured_config(costs, reshape, description);
   const std::string text = config.document.dump(2) + "\n";
@@ -340,13 +337,12 @@ void run_costs(const CostsOptions& options) {
                            options.output);
     graph = build_graph(checked);
   } catch (const Error& e) {
-    throw Error(
-        fmt::format("the measured pipeline (stages {}, microbatches {}, chunks {}) "
-                    "does not run as '{}': {}; choose a schedule with --schedule",
-                    config.document["pipeline"]["stages"].get<std::uint32_t>(),
-                    config.document["pipeline"]["microbatches"].get<std::uint32_t>(),
-                    costs.chunk_count,
-                    config.document["pipeline"]["schedule"].get<std::string>(), e.what()));
+    throw Error(fmt::format(
+        "the measured pipeline (stages {}, microbatches {}, chunks {}) "
+        "does not run as '{}': {}; choose a schedule with --schedule",
+        config.document["pipeline"]["stages"].get<std::uint32_t>(),
+        config.document["pipeline"]["microbatches"].get<std::uint32_t>(), costs.chunk_count,
+        config.document["pipeline"]["schedule"].get<std::string>(), e.what()));
   }
   write_file_atomically(options.output, text);
 

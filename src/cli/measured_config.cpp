@@ -33,8 +33,7 @@ ChunkCosts config_costs(const reader::StageCost& cost, double scale) {
   const TimeNs backward = split ? cost.of(MarkerKind::Backward).value_or(0)
                                 : cost.of(MarkerKind::FullBackward).value_or(0);
   ChunkCosts out;
-  out.durations = {scaled(cost.of(MarkerKind::Forward).value_or(0), scale),
-                   scaled(backward, scale),
+  out.durations = {scaled(cost.of(MarkerKind::Forward).value_or(0), scale), scaled(backward, scale),
                    scaled(split ? cost.of(MarkerKind::Weight).value_or(0) : 0, scale)};
   if (cost.activation) out.activation = scaled(*cost.activation, scale);
   return out;
@@ -156,11 +155,11 @@ MeasuredConfig measured_config(const reader::ExtractedCosts& costs,
     }
   }
   if (!missing.empty() && scale != 1.0) {
-    out.notes.push_back(fmt::format(
-        "{}{} {} {} the scaled costs of stage {}{}", costs.chunk_count > 1 ? "stage.chunk" : "stage",
-        missing.size() == 1 ? "" : "s",
-        fmt::join(missing, ", "), missing.size() == 1 ? "takes" : "take", base.stage,
-        costs.chunk_count > 1 ? fmt::format(" chunk {}", base.chunk) : std::string()));
+    out.notes.push_back(
+        fmt::format("{}{} {} {} the scaled costs of stage {}{}",
+                    costs.chunk_count > 1 ? "stage.chunk" : "stage", missing.size() == 1 ? "" : "s",
+                    fmt::join(missing, ", "), missing.size() == 1 ? "takes" : "take", base.stage,
+                    costs.chunk_count > 1 ? fmt::format(" chunk {}", base.chunk) : std::string()));
   } else if (!missing.empty()) {
     out.notes.push_back(
         fmt::format("{} {} not measured: {} the uniform costs (those of stage {}{})",

@@ -178,9 +178,9 @@ void measure_profile(const KernelTrace& trace, std::uint32_t profile, std::uint3
   const auto allocated_in = [&](TimeNs start, TimeNs end) {
     const auto by_time = [](const MemoryEvent& event, TimeNs t) { return event.time < t; };
     const auto first = std::lower_bound(trace.memory.begin(), trace.memory.end(), start, by_time);
-    const auto last = std::upper_bound(
-        trace.memory.begin(), trace.memory.end(), end,
-        [](TimeNs t, const MemoryEvent& event) { return t < event.time; });
+    const auto last =
+        std::upper_bound(trace.memory.begin(), trace.memory.end(), end,
+                         [](TimeNs t, const MemoryEvent& event) { return t < event.time; });
     return allocated_before[static_cast<std::size_t>(last - trace.memory.begin())] -
            allocated_before[static_cast<std::size_t>(first - trace.memory.begin())];
   };
@@ -395,8 +395,8 @@ std::vector<CommunicationCost> communication_costs(std::span<const KernelTrace> 
 // duration = steps x latency + factor x bytes / bandwidth over the calls, by least squares
 // when they have two sizes or more; otherwise (or when that fit is not physical: a negative
 // latency or a non-positive slope) the whole time is bandwidth time.
-std::optional<FittedLink> fit_link(const std::vector<const CommunicationCall*>& calls,
-                                   double steps, double factor) {
+std::optional<FittedLink> fit_link(const std::vector<const CommunicationCall*>& calls, double steps,
+                                   double factor) {
   std::vector<std::pair<double, double>> points;  // (bytes, ns)
   for (const CommunicationCall* call : calls) {
     if (call->bytes > 0 && call->duration > 0) {

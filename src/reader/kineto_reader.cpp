@@ -136,11 +136,26 @@ Category category_of(std::string_view cat) {
 // 0 for a name not listed.
 std::int64_t dtype_size(std::string_view dtype) {
   static constexpr std::pair<std::string_view, std::int64_t> kSizes[] = {
-      {"Float", 4},         {"Double", 8},        {"Half", 2},          {"BFloat16", 2},
-      {"Int", 4},           {"Long", 8},          {"Short", 2},         {"Char", 1},
-      {"Byte", 1},          {"Bool", 1},          {"ComplexHalf", 4},   {"ComplexFloat", 8},
-      {"ComplexDouble", 16}, {"Float8_e4m3fn", 1}, {"Float8_e5m2", 1},  {"Float8_e4m3fnuz", 1},
-      {"Float8_e5m2fnuz", 1}, {"UInt16", 2},      {"UInt32", 4},        {"UInt64", 8},
+      {"Float", 4},
+      {"Double", 8},
+      {"Half", 2},
+      {"BFloat16", 2},
+      {"Int", 4},
+      {"Long", 8},
+      {"Short", 2},
+      {"Char", 1},
+      {"Byte", 1},
+      {"Bool", 1},
+      {"ComplexHalf", 4},
+      {"ComplexFloat", 8},
+      {"ComplexDouble", 16},
+      {"Float8_e4m3fn", 1},
+      {"Float8_e5m2", 1},
+      {"Float8_e4m3fnuz", 1},
+      {"Float8_e5m2fnuz", 1},
+      {"UInt16", 2},
+      {"UInt32", 4},
+      {"UInt64", 8},
   };
   for (const auto& [name, size] : kSizes) {
     if (name == dtype) return size;

@@ -162,9 +162,9 @@ std::vector<StepBreakdown> measured_breakdown(const ExtractedCosts& costs) {
   std::stable_sort(sorted.begin(), sorted.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   const TimeNs median = sorted[(sorted.size() - 1) / 2].first;
-  const std::int64_t iteration =
-      std::find_if(steady.begin(), steady.end(), [&](const auto& s) { return s.first == median; })
-          ->second;
+  const std::int64_t iteration = std::find_if(steady.begin(), steady.end(), [&](const auto& s) {
+                                   return s.first == median;
+                                 })->second;
   const auto [from, to] = windows[iteration];
 
   // The first profile of each stage.
@@ -196,13 +196,13 @@ std::vector<StepBreakdown> measured_breakdown(const ExtractedCosts& costs) {
     for (const MeasuredTask& task : costs.tasks) {
       if (task.profile == profile) spans.push_back({task.first_start, task.last_end});
     }
-    const std::vector<TimeInterval> idle = subtract(clip_union(std::move(spans), from, to), running);
+    const std::vector<TimeInterval> idle =
+        subtract(clip_union(std::move(spans), from, to), running);
     b.task_compute = covered(tasks, from, to);
     b.other_compute = covered(other, from, to);
     b.communication = covered(communication, from, to);
     b.idle_in_tasks = covered(idle, from, to);
-    b.host_gaps =
-        b.window - b.task_compute - b.other_compute - b.communication - b.idle_in_tasks;
+    b.host_gaps = b.window - b.task_compute - b.other_compute - b.communication - b.idle_in_tasks;
     out.push_back(b);
   }
   return out;

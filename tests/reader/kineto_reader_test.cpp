@@ -151,7 +151,8 @@ const std::vector<Fixture>& fixtures() {
               0,
               2,
               "NVIDIA A100-PG509-200",
-              Counts{2679, 21, 0, 960, 114, 8740, 42, 0, 83, 1095, 18, 3u},  // NCCL: In msg nelems x dtype
+              Counts{2679, 21, 0, 960, 114, 8740, 42, 0, 83, 1095, 18,
+                     3u},  // NCCL: In msg nelems x dtype
               {0u},
               {{0u, 7u}, {0u, 40u}},
               Op{GpuOpKind::Kernel, 0, 7u, 1716423322422880181, 1716423322422883925, 19812, -1,
@@ -160,8 +161,7 @@ const std::vector<Fixture>& fixtures() {
                  "void at::native::(anonymous namespace)::multi_te", 385},
               // 53120 elements of Float.
               Op{GpuOpKind::Collective, 0, 40u, 1716423322423385774, 1716423322423416749, 19832,
-                 212480,
-                 "ncclKernel_Broadcast_RING_LL_Sum_int8_t(ncclDevC", 79},
+                 212480, "ncclKernel_Broadcast_RING_LL_Sum_int8_t(ncclDevC", 79},
               Op{GpuOpKind::Memcpy, 0, 7u, 1716423322441665209, 1716423322441666745, 19902, 256,
                  "Memcpy DtoD (Device -> Device)", 30},
               LaunchRec{2910249u, 1716423322417669918, 1716423322417679309, 19762u},

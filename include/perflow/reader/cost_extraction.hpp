@@ -170,10 +170,10 @@ struct ExtractedCosts {
   /// Per compute task, the lower median over steady tasks of gaps() (GPU idle between a
   /// task's kernels); nullopt when no task has two ops.
   std::optional<TimeNs> launch_overhead;
-  std::vector<ProfileActivity> activity;         ///< per profile
-  std::vector<CommunicationCall> calls;          ///< every communication kernel
-  MeasuredCommunication network;                 ///< links and bytes from `calls`
-  std::vector<std::string> notes;  ///< what could not be measured and what was assumed
+  std::vector<ProfileActivity> activity;  ///< per profile
+  std::vector<CommunicationCall> calls;   ///< every communication kernel
+  MeasuredCommunication network;          ///< links and bytes from `calls`
+  std::vector<std::string> notes;         ///< what could not be measured and what was assumed
 };
 
 /// From profiles (one per rank) to per-stage F / B / W costs and communication costs.

@@ -89,9 +89,9 @@ struct KernelTrace {
   std::int64_t world_size = -1;
   std::string device_name;  ///< e.g. "NVIDIA A100-SXM4-80GB"; empty if unknown
   NameTable names;
-  std::vector<GpuOp> ops;        ///< sorted by (start, end, device, stream)
-  std::vector<Launch> launches;  ///< sorted by start
-  std::vector<Range> ranges;     ///< sorted by (start, depth)
+  std::vector<GpuOp> ops;           ///< sorted by (start, end, device, stream)
+  std::vector<Launch> launches;     ///< sorted by start
+  std::vector<Range> ranges;        ///< sorted by (start, depth)
   std::vector<MemoryEvent> memory;  ///< device memory events, sorted by time; often none
 };
 
