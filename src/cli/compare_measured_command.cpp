@@ -95,6 +95,20 @@ void run_compare_measured(const CompareMeasuredOptions& options) {
     if (s >= busy.size() || busy[s] < 0) return std::nullopt;
     return busy[s];
   };
+  // Where the measured step went, per stage; and the predicted idle (bubble) beside it.
+  const std::vector<reader::StepBreakdown> breakdowns = reader::measured_breakdown(costs);
+  auto breakdown = [&](std::size_t s) -> const reader::StepBreakdown* {
+    for (const reader::StepBreakdown& b : breakdowns) {
+      if (b.stage == s) return &b;
+    }
+    return nullptr;
+  };
+  auto predicted_idle = [&](std::size_t s) -> std::optional<TimeNs> {
+    const std::optional<TimeNs> p = predicted_busy(s);
+    if (!p) return std::nullopt;
+    return predicted_step - *p;
+  };
+  const std::int64_t breakdown_iteration = breakdowns.empty() ? -1 : breakdowns.front().iteration;
 
   if (options.format == "json") {
     auto ns = [](std::optional<TimeNs> t) { return t ? nlohmann::json(*t) : nlohmann::json(); };
@@ -102,10 +116,31 @@ void run_compare_measured(const CompareMeasuredOptions& options) {
     for (std::size_t s = 0; s < stages; ++s) {
       const std::optional<TimeNs> p = predicted_busy(s);
       const std::optional<TimeNs> m = measured_busy(s);
-      per_stage.push_back({{"stage", s},
-                           {"predicted_busy_ns", ns(p)},
-                           {"measured_busy_ns", ns(m)},
-                           {"busy_error", p && m ? error_json(*p, *m) : nlohmann::json()}});
+      nlohmann::json entry = {{"stage", s},
+                              {"predicted_busy_ns", ns(p)},
+                              {"measured_busy_ns", ns(m)},
+                              {"busy_error", p && m ? error_json(*p, *m) : nlohmann::json()},
+                              {"predicted_idle_ns", ns(predicted_idle(s))}};
+      if (const reader::StepBreakdown* b = breakdown(s)) {
+        entry["measured_step"] = {{"profile", costs.profiles[b->profile].path},
+                                  {"window_ns", b->window},
+                                  {"gpu_busy_tasks_ns", b->task_compute},
+                                  {"gpu_busy_other_ns", b->other_compute},
+                                  {"communication_ns", b->communication},
+                                  {"gpu_idle_in_tasks_ns", b->idle_in_tasks},
+                                  {"host_gaps_ns", b->host_gaps}};
+        entry["measured_idle_ns"] = b->window - b->task_compute;
+        entry["unmodelled_share"] =
+            b->window > 0 ? nlohmann::json(static_cast<double>(b->window - b->task_compute -
+                                                               predicted_idle(s).value_or(0)) /
+                                           static_cast<double>(b->window))
+                          : nlohmann::json();
+      } else {
+        entry["measured_step"] = nullptr;
+        entry["measured_idle_ns"] = nullptr;
+        entry["unmodelled_share"] = nullptr;
+      }
+      per_stage.push_back(std::move(entry));
     }
     const nlohmann::json out = {
         {"markers", costs.marker},
@@ -115,6 +150,13 @@ void run_compare_measured(const CompareMeasuredOptions& options) {
         {"measured_step_ns", measured_step},
         {"steady_iterations", steady},
         {"step_error", error_json(predicted_step, measured_step)},
+        {"breakdown_iteration",
+         breakdown_iteration < 0 ? nlohmann::json() : nlohmann::json(breakdown_iteration)},
+        {"unmodelled_step_ns", measured_step - predicted_step},
+        {"unmodelled_step_share",
+         measured_step > 0 ? nlohmann::json(static_cast<double>(measured_step - predicted_step) /
+                                            static_cast<double>(measured_step))
+                           : nlohmann::json()},
         {"stages", per_stage},
         {"timeline", format ? nlohmann::json(output.path) : nlohmann::json()}};
     fmt::print("{}\n", out.dump(1));
@@ -134,6 +176,55 @@ void run_compare_measured(const CompareMeasuredOptions& options) {
     const std::optional<TimeNs> m = measured_busy(s);
     out += fmt::format("  {:<6} {:>14} {:>14} {:>9}\n", s, p ? format_duration(*p) : "-",
                        m ? format_duration(*m) : "-", p && m ? error_text(*p, *m) : "-");
+  }
+  if (!breakdowns.empty()) {
+    out += fmt::format(
+        "where the measured step went ({}, the median step; each stage's first profile):\n",
+        breakdown_iteration < 0 ? std::string("the profile")
+                                : fmt::format("ProfilerStep#{}", breakdown_iteration));
+    out += fmt::format("  {:<6} {:>10} {:>18} {:>18} {:>18} {:>18} {:>18}\n", "stage", "step",
+                       "GPU busy: tasks", "GPU busy: other", "communication", "GPU idle in tasks",
+                       "host-bound gaps");
+    auto part = [](TimeNs t, TimeNs window) {
+      return fmt::format(
+          "{} {:>5.1f}%", format_duration(t),
+          window > 0 ? 100.0 * static_cast<double>(t) / static_cast<double>(window) : 0.0);
+    };
+    for (const reader::StepBreakdown& b : breakdowns) {
+      out += fmt::format("  {:<6} {:>10} {:>18} {:>18} {:>18} {:>18} {:>18}\n", b.stage,
+                         format_duration(b.window), part(b.task_compute, b.window),
+                         part(b.other_compute, b.window), part(b.communication, b.window),
+                         part(b.idle_in_tasks, b.window), part(b.host_gaps, b.window));
+    }
+    out +=
+        "like with like (per stage: the tasks' GPU busy time is what the costs model; the "
+        "rest of a step is idle):\n";
+    out += fmt::format("  {:<6} {:>14} {:>14} {:>9} {:>14} {:>14} {:>13}\n", "stage", "busy pred.",
+                       "busy meas.", "error", "idle pred.", "idle meas.", "not modelled");
+    for (const reader::StepBreakdown& b : breakdowns) {
+      const std::optional<TimeNs> p = predicted_busy(b.stage);
+      const std::optional<TimeNs> idle = predicted_idle(b.stage);
+      const TimeNs measured_idle = b.window - b.task_compute;
+      out += fmt::format(
+          "  {:<6} {:>14} {:>14} {:>9} {:>14} {:>14} {:>13}\n", b.stage,
+          p ? format_duration(*p) : "-", format_duration(b.task_compute),
+          p ? error_text(*p, b.task_compute) : "-", idle ? format_duration(*idle) : "-",
+          format_duration(measured_idle),
+          b.window > 0 ? fmt::format("{:.1f}%",
+                                     100.0 * static_cast<double>(measured_idle - idle.value_or(0)) /
+                                         static_cast<double>(b.window))
+                       : std::string("-"));
+    }
+    out += fmt::format(
+        "  the prediction covers {} of the measured step {}; {} ({}) is time the model does "
+        "not cover (idle beyond its bubbles: launch gaps, host-bound gaps, other GPU work, "
+        "communication waits)\n",
+        format_duration(predicted_step), format_duration(measured_step),
+        format_duration(measured_step - predicted_step),
+        measured_step > 0
+            ? fmt::format("{:.1f}%", 100.0 * static_cast<double>(measured_step - predicted_step) /
+                                         static_cast<double>(measured_step))
+            : std::string("n/a"));
   }
   if (format) out += fmt::format("timelines written to {}\n", output.path);
   fmt::print("{}", out);

@@ -1,6 +1,9 @@
 // `perflow costs PROFILE... -o costs.json`: per-stage F / B / W costs measured in profiles,
 // written as a config that `perflow simulate` runs as is.
+#include <algorithm>
 #include <array>
+#include <charconv>
+#include <cmath>
 #include <memory>
 #include <optional>
 #include <string>
@@ -12,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "detail/commands.hpp"
+#include "detail/config_fields.hpp"
 #include "detail/measured_config.hpp"
 #include "detail/output_paths.hpp"
 #include "detail/profile_input.hpp"
@@ -31,7 +35,91 @@ struct CostsOptions {
   std::string output;
   std::string schedule;
   std::string format = "text";
+  // Reshaping the measured run; "" : not given (kept as text so errors show what was given).
+  std::string stages;
+  std::string microbatches;
+  std::string scale;
+  std::string layers_per_stage;
+  std::string profiled_layers;
 };
+
+// A whole number in [min, max] given to `option`, or an error naming both.
+std::uint32_t whole_option(std::string_view option, const std::string& text, std::uint32_t min,
+                           std::uint32_t max) {
+  std::uint64_t value = 0;
+  const char* const end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end || value < min || value > max) {
+    throw Error(fmt::format("{}: expected a whole number from {} to {}, found '{}'", option, min,
+                            max, text));
+  }
+  return static_cast<std::uint32_t>(value);
+}
+
+// --scale, or --layers-per-stage over --profiled-layers, checked before any profile is read.
+MeasuredConfigOptions reshape_options(const CostsOptions& options) {
+  MeasuredConfigOptions out;
+  out.schedule = options.schedule;
+  constexpr std::uint32_t kMaxStages = 1 << 16;
+  constexpr std::uint32_t kMaxMicrobatches = 1 << 24;
+  if (!options.stages.empty()) out.stages = whole_option("--stages", options.stages, 1, kMaxStages);
+  if (!options.microbatches.empty()) {
+    out.microbatches = whole_option("--microbatches", options.microbatches, 1, kMaxMicrobatches);
+  }
+  if (!options.scale.empty()) {
+    double value = 0;
+    const char* const end = options.scale.data() + options.scale.size();
+    const auto [ptr, ec] = std::from_chars(options.scale.data(), end, value);
+    if (ec != std::errc() || ptr != end || !std::isfinite(value) || value <= 0 || value > 1e6) {
+      throw Error(fmt::format(
+          "--scale: expected a factor > 0 and at most 1e6 (e.g. 0.25), found '{}'", options.scale));
+    }
+    out.scale = value;
+    out.scale_origin = fmt::format("--scale {}", options.scale);
+  }
+  if (!options.layers_per_stage.empty() || !options.profiled_layers.empty()) {
+    if (options.layers_per_stage.empty() || options.profiled_layers.empty()) {
+      throw Error(fmt::format(
+          "{} needs {} as well: the layers one stage runs over the layers the profile ran",
+          options.layers_per_stage.empty() ? "--profiled-layers" : "--layers-per-stage",
+          options.layers_per_stage.empty() ? "--layers-per-stage" : "--profiled-layers"));
+    }
+    const std::uint32_t per_stage =
+        whole_option("--layers-per-stage", options.layers_per_stage, 1, kMaxStages);
+    const std::uint32_t profiled =
+        whole_option("--profiled-layers", options.profiled_layers, 1, kMaxStages);
+    out.scale = static_cast<double>(per_stage) / static_cast<double>(profiled);
+    out.scale_origin =
+        fmt::format("--layers-per-stage {} of --profiled-layers {}", per_stage, profiled);
+    if (out.stages == 0) {
+      if (profiled % per_stage != 0) {
+        throw Error(fmt::format(
+            "--layers-per-stage {}: the {} profiled layers do not split into stages of {} "
+            "(found a remainder of {}); give --stages",
+            per_stage, profiled, per_stage, profiled % per_stage));
+      }
+      out.stages = profiled / per_stage;
+    }
+  }
+  return out;
+}
+
+// The config's keys this build's parser does not know yet (`costs.launch_overhead` comes
+// with the simulator's support for it): the written file keeps them; the check that the
+// file runs leaves them out and says so.
+nlohmann::json without_unknown_keys(const nlohmann::json& document,
+                                    std::vector<std::string>& notes) {
+  nlohmann::json checked = document;
+  const std::vector<std::string_view> keys = kCostsSection.keys();
+  if (checked.contains("costs") && checked["costs"].contains("launch_overhead") &&
+      std::find(keys.begin(), keys.end(), "launch_overhead") == keys.end()) {
+    checked["costs"].erase("launch_overhead");
+    notes.push_back(
+        "costs.launch_overhead is written, but this build does not simulate it yet: the check "
+        "that the config runs left it out");
+  }
+  return checked;
+}
 
 /// JSON names of the marker kinds, by MarkerKind.
 constexpr std::array<std::string_view, reader::kMarkerKindCount> kKindKeys = {
@@ -90,8 +178,14 @@ std::string format_found(const Measurement& measurement) {
                             format_duration(*value), cost.samples[static_cast<std::size_t>(k)]);
       }
     }
+    if (cost.activation) line += fmt::format(", activation {} bytes", *cost.activation);
     out += fmt::format("  stage {}{}: {}\n", cost.stage,
                        costs.chunk_count > 1 ? fmt::format(" chunk {}", cost.chunk) : "", line);
+  }
+  if (costs.launch_overhead) {
+    out += fmt::format(
+        "launch overhead (GPU idle between a task's kernels, lower median over tasks): {}\n",
+        format_duration(*costs.launch_overhead));
   }
   if (!costs.communication.empty()) {
     out += "communication (per kernel; NCCL kernel time includes waiting for peers):\n";
@@ -101,6 +195,27 @@ std::string format_found(const Measurement& measurement) {
                          c.bytes >= 0 ? fmt::format("{} bytes, ", c.bytes) : std::string(),
                          format_duration(c.median), c.method);
     }
+  }
+  const reader::MeasuredCommunication& net = costs.network;
+  const auto link = [](const std::optional<reader::FittedLink>& l) {
+    if (!l) return std::string();
+    return fmt::format(", link latency {}{} ({} calls: {})", format_duration(l->latency),
+                       l->bandwidth > 0 ? fmt::format(", bandwidth {} B/s", l->bandwidth) : "",
+                       l->samples, l->method);
+  };
+  if (net.gradient_bytes) {
+    out +=
+        fmt::format("data-parallel gradient all-reduce: {} bytes per iteration over {} ranks{}\n",
+                    *net.gradient_bytes, net.data_parallel, link(net.data_parallel_link));
+  }
+  if (net.tp_allreduce_bytes) {
+    out += fmt::format("tensor-parallel all-reduce (in F): {} bytes, {} per F over {} ranks{}\n",
+                       *net.tp_allreduce_bytes, net.tp_allreduces, net.tensor_parallel,
+                       link(net.tensor_parallel_link));
+  }
+  if (net.boundary_bytes) {
+    out += fmt::format("point-to-point: {} bytes per transfer{}\n", *net.boundary_bytes,
+                       link(net.p2p_link));
   }
   return out;
 }
@@ -140,6 +255,8 @@ nlohmann::json found_json(const Measurement& measurement) {
                                 ? nlohmann::json{{"cost_ns", *value}, {"samples", cost.samples[k]}}
                                 : nlohmann::json(nullptr);
     }
+    stage["activation_bytes"] =
+        cost.activation ? nlohmann::json(*cost.activation) : nlohmann::json();
     stages.push_back(std::move(stage));
   }
   nlohmann::json communication = nlohmann::json::array();
@@ -152,16 +269,44 @@ nlohmann::json found_json(const Measurement& measurement) {
                              {"median_ns", c.median},
                              {"median_method", c.method}});
   }
+  const reader::MeasuredCommunication& net = costs.network;
+  const auto link = [](const std::optional<reader::FittedLink>& l) {
+    if (!l) return nlohmann::json();
+    return nlohmann::json{
+        {"latency_ns", l->latency},
+        {"bandwidth", l->bandwidth > 0 ? nlohmann::json(l->bandwidth) : nlohmann::json()},
+        {"samples", l->samples},
+        {"method", l->method}};
+  };
+  const auto bytes = [](const std::optional<std::int64_t>& b) {
+    return b ? nlohmann::json(*b) : nlohmann::json();
+  };
+  const nlohmann::json network = {{"gradient_bytes", bytes(net.gradient_bytes)},
+                                  {"data_parallel", net.data_parallel},
+                                  {"data_parallel_link", link(net.data_parallel_link)},
+                                  {"tp_allreduce_bytes", bytes(net.tp_allreduce_bytes)},
+                                  {"tp_allreduces", net.tp_allreduces},
+                                  {"tensor_parallel", net.tensor_parallel},
+                                  {"tensor_parallel_link", link(net.tensor_parallel_link)},
+                                  {"boundary_bytes", bytes(net.boundary_bytes)},
+                                  {"p2p_link", link(net.p2p_link)}};
+  for (std::size_t i = 0; i < costs.profiles.size(); ++i) {
+    profiles[i]["memory_events"] = costs.profiles[i].memory_events;
+  }
   return {{"markers", costs.marker},
           {"marker_choice", measurement.marker_choice},
           {"profiles", profiles},
           {"stages", stages},
-          {"communication", communication}};
+          {"communication", communication},
+          {"launch_overhead_ns",
+           costs.launch_overhead ? nlohmann::json(*costs.launch_overhead) : nlohmann::json()},
+          {"network", network}};
 }
 
 void run_costs(const CostsOptions& options) {
   const OutputFile output = {"-o", options.output};
   check_output_paths(profile_inputs(options.profiles), {&output, 1});
+  const MeasuredConfigOptions reshape = reshape_options(options);
 
   if (!options.schedule.empty()) {  // before any profile is read
     try {
@@ -175,26 +320,35 @@ void run_costs(const CostsOptions& options) {
   const std::string description =
       fmt::format("costs measured by perflow costs from {} profile{} ({} markers)",
                   costs.profiles.size(), costs.profiles.size() == 1 ? "" : "s", costs.marker);
-  const MeasuredConfig config = measured_config(costs, options.schedule, description);
+  if (reshape.stages > 0 && reshape.stages < costs.stage_count) {
+    throw Error(
+        fmt::format("--stages {}: expected at least the {} stages the profiles measured, found {}",
+                    reshape.stages, costs.stage_count, reshape.stages));
+  }
+  const MeasuredConfig config = measured_config(costs, reshape, description);
   const std::string text = config.document.dump(2) + "\n";
 
   // The file must be one `perflow simulate` accepts: check it exactly as simulate would.
+  std::vector<std::string> check_notes;
   Config checked;
   EventGraph graph;
   try {
-    checked = parse_config(nlohmann::json::parse(text), options.output);
+    checked = parse_config(without_unknown_keys(nlohmann::json::parse(text), check_notes),
+                           options.output);
     graph = build_graph(checked);
   } catch (const Error& e) {
-    throw Error(
-        fmt::format("the measured pipeline (stages {}, microbatches {}, chunks {}) "
-                    "does not run as '{}': {}; choose a schedule with --schedule",
-                    costs.stage_count, costs.microbatches, costs.chunk_count,
-                    config.document["pipeline"]["schedule"].get<std::string>(), e.what()));
+    throw Error(fmt::format(
+        "the measured pipeline (stages {}, microbatches {}, chunks {}) "
+        "does not run as '{}': {}; choose a schedule with --schedule",
+        config.document["pipeline"]["stages"].get<std::uint32_t>(),
+        config.document["pipeline"]["microbatches"].get<std::uint32_t>(), costs.chunk_count,
+        config.document["pipeline"]["schedule"].get<std::string>(), e.what()));
   }
   write_file_atomically(options.output, text);
 
   std::vector<std::string> notes = costs.notes;
   notes.insert(notes.end(), config.notes.begin(), config.notes.end());
+  notes.insert(notes.end(), check_notes.begin(), check_notes.end());
   if (options.format == "json") {
     nlohmann::json out = found_json(measurement);
     const parallel::PipelineSpec& p = checked.pipeline;
@@ -205,7 +359,8 @@ void run_costs(const CostsOptions& options) {
                      {"microbatches", p.microbatches},
                      {"chunks", p.chunks},
                      {"split_backward", p.split_backward},
-                     {"tasks", graph.task_count()}};
+                     {"tasks", graph.task_count()},
+                     {"scale", reshape.scale}};
     fmt::print("{}\n", out.dump(1));
     return;
   }
@@ -233,6 +388,21 @@ void add_costs_command(CLI::App& app) {
   cmd->add_option("--format", options->format,
                   "Standard output: a text summary of what was found, or the same as JSON")
       ->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("--stages", options->stages,
+                  "Pipeline stages of the config (default: the stages measured); stages not "
+                  "measured get the uniform costs");
+  cmd->add_option("--microbatches", options->microbatches,
+                  "Microbatches per step (default: the most measured in one iteration)");
+  CLI::Option* scale = cmd->add_option(
+      "--scale", options->scale,
+      "Multiply the measured durations, launch overhead, activation and gradient bytes by X");
+  CLI::Option* per_stage = cmd->add_option(
+      "--layers-per-stage", options->layers_per_stage,
+      "Layers one stage runs: scales a profile of --profiled-layers layers (e.g. a whole "
+      "model on one GPU) to a pipeline split; default --stages: profiled / per stage");
+  cmd->add_option("--profiled-layers", options->profiled_layers,
+                  "Layers the profiled run computed (with --layers-per-stage)");
+  scale->excludes(per_stage);
   cmd->callback([options] { run_costs(*options); });
 }
 

@@ -3,6 +3,7 @@
 #include "perflow/reader/cost_extraction.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <set>
@@ -22,6 +23,21 @@ constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 
 bool is_communication(GpuOpKind kind) {
   return kind == GpuOpKind::Collective || kind == GpuOpKind::P2P;
+}
+
+// NCCL / RCCL all-reduce kernels: ncclKernel_AllReduce_*, ncclDevKernel_AllReduce_*.
+bool names_an_all_reduce(std::string_view name) {
+  const std::string_view function = name.substr(0, name.find('('));
+  static constexpr std::string_view kWord = "allreduce";
+  for (std::size_t i = 0; i + kWord.size() <= function.size(); ++i) {
+    bool match = true;
+    for (std::size_t k = 0; k < kWord.size() && match; ++k) {
+      match = (static_cast<unsigned char>(function[i + k]) | 0x20U) ==
+              static_cast<unsigned char>(kWord[k]);
+    }
+    if (match) return true;
+  }
+  return false;
 }
 
 // The lower median: a measured value, never an average of two.
@@ -136,7 +152,8 @@ struct TaskKey {
 void measure_profile(const KernelTrace& trace, std::uint32_t profile, std::uint32_t stage,
                      const std::vector<Marked>& marked,
                      const std::vector<std::uint32_t>& marker_stages, ProfileSummary& summary,
-                     std::vector<MeasuredTask>& tasks) {
+                     std::vector<MeasuredTask>& tasks, ProfileActivity& activity,
+                     std::vector<CommunicationCall>& calls) {
   std::vector<std::uint32_t> selected;
   selected.reserve(marked.size());
   for (const Marked& m : marked) selected.push_back(m.range);
@@ -152,11 +169,27 @@ void measure_profile(const KernelTrace& trace, std::uint32_t profile, std::uint3
   std::map<TaskKey, std::uint32_t> ordinal;  // numbering of the others (microbatch 0 in key)
   std::vector<std::vector<std::uint32_t>> task_ops;
   const std::size_t base = tasks.size();
+  // Net device allocations in [start, end] of host time, from prefix sums over the events.
+  summary.memory_events = trace.memory.size();
+  std::vector<std::int64_t> allocated_before(trace.memory.size() + 1, 0);
+  for (std::size_t e = 0; e < trace.memory.size(); ++e) {
+    allocated_before[e + 1] = allocated_before[e] + trace.memory[e].bytes;
+  }
+  const auto allocated_in = [&](TimeNs start, TimeNs end) {
+    const auto by_time = [](const MemoryEvent& event, TimeNs t) { return event.time < t; };
+    const auto first = std::lower_bound(trace.memory.begin(), trace.memory.end(), start, by_time);
+    const auto last =
+        std::upper_bound(trace.memory.begin(), trace.memory.end(), end,
+                         [](TimeNs t, const MemoryEvent& event) { return t < event.time; });
+    return allocated_before[static_cast<std::size_t>(last - trace.memory.begin())] -
+           allocated_before[static_cast<std::size_t>(first - trace.memory.begin())];
+  };
   for (std::size_t i = 0; i < marked.size(); ++i) {
     const Range& range = trace.ranges[marked[i].range];
     const MarkerMatch& match = *marked[i].match;
     ++summary.matched[static_cast<std::size_t>(match.kind)];
     const Step* step = step_at(steps, range.start);
+    const std::int64_t allocated = allocated_in(range.start, range.end);
     std::uint32_t chunk = match.chunk.value_or(0);
     if (!match.chunk && match.stage && marker_stages.size() > 1) {
       chunk = static_cast<std::uint32_t>(
@@ -176,6 +209,7 @@ void measure_profile(const KernelTrace& trace, std::uint32_t profile, std::uint3
       task = it->second;
       if (!inserted) {
         ++tasks[task].ranges;
+        tasks[task].allocated += allocated;
         task_ops[task - base].insert(task_ops[task - base].end(), attribution.ops_of(i).begin(),
                                      attribution.ops_of(i).end());
         continue;
@@ -194,6 +228,7 @@ void measure_profile(const KernelTrace& trace, std::uint32_t profile, std::uint3
     t.iteration = key.iteration;
     t.warmup = summary.warmup_dropped && step == &steps.front();
     t.ranges = 1;
+    t.allocated = allocated;
     if (step == nullptr && !steps.empty()) ++summary.tasks_outside_steps;
     tasks.push_back(std::move(t));
     task_ops.emplace_back(attribution.ops_of(i).begin(), attribution.ops_of(i).end());
@@ -211,6 +246,48 @@ void measure_profile(const KernelTrace& trace, std::uint32_t profile, std::uint3
     } else if (attribution.owner[op] == kNoRange) {
       ++summary.compute_ops_outside;
     }
+  }
+
+  // Communication calls: the iteration and kind of the range that launched them.
+  std::vector<const MarkerMatch*> match_of_range(trace.ranges.size(), nullptr);
+  for (const Marked& m : marked) match_of_range[m.range] = m.match;
+  for (std::size_t index = 0; index < trace.ops.size(); ++index) {
+    const GpuOp& op = trace.ops[index];
+    if (!is_communication(op.kind)) continue;
+    const std::uint32_t owner = attribution.owner[index];
+    const Step* step = step_at(steps, owner != kNoRange ? trace.ranges[owner].start : op.start);
+    CommunicationCall call;
+    call.profile = profile;
+    call.kind = op.kind;
+    call.duration = op.end - op.start;
+    call.bytes = op.bytes;
+    call.group_size = op.group_size > 0 ? op.group_size
+                      : trace.world_size > 0 && trace.world_size <= kMaxStage
+                          ? static_cast<std::uint32_t>(trace.world_size)
+                          : 0;
+    call.all_reduce = names_an_all_reduce(trace.names[op.name]);
+    call.iteration = step != nullptr ? step->number : -1;
+    call.outside_steps = step == nullptr && !steps.empty();
+    call.warmup = summary.warmup_dropped && step == &steps.front();
+    call.in_forward = owner != kNoRange && match_of_range[owner] != nullptr &&
+                      match_of_range[owner]->kind == MarkerKind::Forward;
+    calls.push_back(call);
+  }
+
+  // What the GPU did: the union of each kind of op.
+  const auto add = [](std::vector<TimeInterval>& out, const GpuOp& op) {
+    if (!out.empty() && op.start <= out.back().end) {
+      out.back().end = std::max(out.back().end, op.end);
+    } else {
+      out.push_back({op.start, op.end});
+    }
+  };
+  for (std::size_t index = 0; index < trace.ops.size(); ++index) {
+    const GpuOp& op = trace.ops[index];
+    add(is_communication(op.kind)              ? activity.communication
+        : attribution.owner[index] != kNoRange ? activity.task_compute
+                                               : activity.other_compute,
+        op);
   }
 
   // Busy time: the union of the compute ops' intervals (ops are in start order).
@@ -246,6 +323,15 @@ void measure_profile(const KernelTrace& trace, std::uint32_t profile, std::uint3
     ++kept;
   }
   tasks.resize(kept);
+  std::map<std::int64_t, std::uint32_t> forwards;  // F tasks per iteration
+  for (std::size_t k = base; k < tasks.size(); ++k) {
+    if (tasks[k].kind == MarkerKind::Forward) ++forwards[tasks[k].iteration];
+  }
+  for (CommunicationCall& call : calls) {
+    if (call.profile != profile) continue;
+    const auto it = forwards.find(call.iteration);
+    call.forward_tasks = it == forwards.end() ? 0 : it->second;
+  }
 }
 
 // Per communication kernel name, over all profiles.
@@ -302,6 +388,154 @@ std::vector<CommunicationCost> communication_costs(std::span<const KernelTrace> 
       cost.method = "min of rank medians";
     }
     out.push_back(std::move(cost));
+  }
+  return out;
+}
+
+// duration = steps x latency + factor x bytes / bandwidth over the calls, by least squares
+// when they have two sizes or more; otherwise (or when that fit is not physical: a negative
+// latency or a non-positive slope) the whole time is bandwidth time.
+std::optional<FittedLink> fit_link(const std::vector<const CommunicationCall*>& calls, double steps,
+                                   double factor) {
+  std::vector<std::pair<double, double>> points;  // (bytes, ns)
+  for (const CommunicationCall* call : calls) {
+    if (call->bytes > 0 && call->duration > 0) {
+      points.emplace_back(static_cast<double>(call->bytes), static_cast<double>(call->duration));
+    }
+  }
+  if (points.empty()) return std::nullopt;
+  FittedLink link;
+  link.samples = points.size();
+  double sum_x = 0;
+  double sum_y = 0;
+  for (const auto& [x, y] : points) {
+    sum_x += x;
+    sum_y += y;
+  }
+  const auto n = static_cast<double>(points.size());
+  const double mean_x = sum_x / n;
+  const double mean_y = sum_y / n;
+  double sxx = 0;
+  double sxy = 0;
+  for (const auto& [x, y] : points) {
+    sxx += (x - mean_x) * (x - mean_x);
+    sxy += (x - mean_x) * (y - mean_y);
+  }
+  double intercept = 0;
+  double slope = sum_y / sum_x;  // ns per byte
+  link.method = "one message size: all of its time taken as bandwidth time";
+  if (sxx > 0) {
+    const double fitted_slope = sxy / sxx;
+    const double fitted_intercept = mean_y - fitted_slope * mean_x;
+    if (fitted_slope > 0 && fitted_intercept >= 0) {
+      slope = fitted_slope;
+      intercept = fitted_intercept;
+      link.method = "least squares over the calls' sizes";
+    } else {
+      link.method = "the sizes fit no positive latency: all of the time taken as bandwidth time";
+    }
+  }
+  link.latency = std::llround(intercept / steps);
+  // bytes/s = factor x bytes / (slope x bytes) x 1e9
+  const double bandwidth = factor * 1e9 / slope;
+  if (!(bandwidth >= 1 && bandwidth < 1e18)) return std::nullopt;
+  link.bandwidth = std::llround(bandwidth);
+  return link;
+}
+
+// The lower median of the per-group sums (bytes) or counts.
+template <class Key>
+std::optional<std::int64_t> median_of_sums(const std::map<Key, std::int64_t>& sums) {
+  if (sums.empty()) return std::nullopt;
+  std::vector<std::int64_t> values;
+  for (const auto& [key, value] : sums) values.push_back(value);
+  return lower_median_bytes(std::move(values));
+}
+
+std::uint32_t common_group_size(const std::vector<const CommunicationCall*>& calls) {
+  std::map<std::uint32_t, std::size_t> counts;
+  for (const CommunicationCall* call : calls) {
+    if (call->group_size > 0) ++counts[call->group_size];
+  }
+  std::uint32_t best = 0;
+  std::size_t most = 0;
+  for (const auto& [size, count] : counts) {
+    if (count > most) {
+      best = size;
+      most = count;
+    }
+  }
+  return best;
+}
+
+MeasuredCommunication measured_communication(const std::vector<CommunicationCall>& calls,
+                                             std::vector<std::string>& notes) {
+  MeasuredCommunication out;
+  std::vector<const CommunicationCall*> gradient;
+  std::vector<const CommunicationCall*> tensor;
+  std::vector<const CommunicationCall*> p2p;
+  std::size_t without_bytes = 0;
+  for (const CommunicationCall& call : calls) {
+    if (call.warmup || call.outside_steps) continue;
+    if (call.bytes < 0) {
+      ++without_bytes;
+      continue;
+    }
+    if (call.kind == GpuOpKind::P2P) {
+      p2p.push_back(&call);
+    } else if (call.all_reduce) {
+      (call.in_forward ? tensor : gradient).push_back(&call);
+    }
+  }
+  if (!gradient.empty()) {
+    std::map<std::pair<std::uint32_t, std::int64_t>, std::int64_t> sums;
+    for (const CommunicationCall* call : gradient) {
+      sums[{call->profile, call->iteration}] += call->bytes;
+    }
+    out.gradient_bytes = median_of_sums(sums);
+    out.data_parallel = common_group_size(gradient);
+    if (out.data_parallel > 1) {
+      const double n = out.data_parallel;
+      out.data_parallel_link = fit_link(gradient, 2 * (n - 1), 2 * (n - 1) / n);
+    }
+  }
+  if (!tensor.empty()) {
+    std::map<std::pair<std::uint32_t, std::int64_t>, std::int64_t> per_forward;
+    std::vector<std::int64_t> bytes;
+    for (const CommunicationCall* call : tensor) {
+      ++per_forward[{call->profile, call->iteration}];
+      bytes.push_back(call->bytes);
+    }
+    for (auto& [key, count] : per_forward) {
+      const auto it = std::find_if(tensor.begin(), tensor.end(), [&](const auto* call) {
+        return call->profile == key.first && call->iteration == key.second;
+      });
+      count = (*it)->forward_tasks > 0 ? count / (*it)->forward_tasks : count;
+    }
+    out.tp_allreduce_bytes = lower_median_bytes(std::move(bytes));
+    out.tp_allreduces = static_cast<std::uint32_t>(median_of_sums(per_forward).value_or(0));
+    out.tensor_parallel = common_group_size(tensor);
+    if (out.tensor_parallel > 1) {
+      const double n = out.tensor_parallel;
+      out.tensor_parallel_link = fit_link(tensor, 2 * (n - 1), 2 * (n - 1) / n);
+    }
+  }
+  if (!p2p.empty()) {
+    std::vector<std::int64_t> bytes;
+    for (const CommunicationCall* call : p2p) bytes.push_back(call->bytes);
+    out.boundary_bytes = lower_median_bytes(std::move(bytes));
+    out.p2p_link = fit_link(p2p, 1, 1);
+  }
+  if (!gradient.empty() || !tensor.empty() || !p2p.empty()) {
+    notes.push_back(
+        "links are fitted to the communication kernels' durations, which include waiting for "
+        "peers: the bandwidths are lower bounds");
+  }
+  if (without_bytes > 0 && gradient.empty() && tensor.empty() && p2p.empty()) {
+    notes.push_back(fmt::format(
+        "{} communication kernel{} without message sizes in the profile: no link or bytes "
+        "measured",
+        without_bytes, without_bytes == 1 ? "" : "s"));
   }
   return out;
 }
@@ -366,8 +600,10 @@ ExtractedCosts extract_costs(std::span<const KernelTrace> traces,
                               trace.path, stage));
     }
     summary.stage = static_cast<std::uint32_t>(stage);
+    ProfileActivity activity;
     measure_profile(trace, static_cast<std::uint32_t>(i), summary.stage, marked[i],
-                    marker_stages[i], summary, out.tasks);
+                    marker_stages[i], summary, out.tasks, activity, out.calls);
+    out.activity.push_back(std::move(activity));
     if (summary.rank_from_position) {
       out.notes.push_back(
           fmt::format("{}: the profile does not give its rank: rank {} by "
@@ -406,8 +642,16 @@ ExtractedCosts extract_costs(std::span<const KernelTrace> traces,
   std::map<std::tuple<std::uint32_t, std::int64_t, std::uint32_t, std::uint32_t, std::string>,
            std::set<std::uint32_t>>
       microbatches_by_kind[kMarkerKindCount];
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::string>, std::vector<std::int64_t>>
+      allocations;  // steady F tasks of profiles with memory events
+  std::vector<TimeNs> task_gaps;
   bool parts = false;
   for (const MeasuredTask& task : out.tasks) {
+    if (!task.warmup) task_gaps.push_back(task.gaps());
+    if (!task.warmup && task.kind == MarkerKind::Forward &&
+        out.profiles[task.profile].memory_events > 0) {
+      allocations[{task.stage, task.chunk, task.part}].push_back(task.allocated);
+    }
     out.stage_count = std::max(out.stage_count, task.stage + 1);
     out.chunk_count = std::max(out.chunk_count, task.chunk + 1);
     out.split_backward =
@@ -429,13 +673,20 @@ ExtractedCosts extract_costs(std::span<const KernelTrace> traces,
     const auto& [stage, chunk, kind, part] = key;
     if (out.stages.empty() || out.stages.back().stage != stage ||
         out.stages.back().chunk != chunk) {
-      out.stages.push_back(StageCost{stage, chunk, {}, {}});
+      out.stages.push_back(StageCost{stage, chunk, {}, {}, std::nullopt});
     }
     StageCost& cost = out.stages.back();
     const auto k = static_cast<std::size_t>(kind);
     cost.cost[k] = cost.cost[k].value_or(0) + lower_median(values);
     cost.samples[k] += values.size();
+    if (kind == MarkerKind::Forward) {
+      if (const auto it = allocations.find({stage, chunk, part}); it != allocations.end()) {
+        cost.activation =
+            cost.activation.value_or(0) + std::max<std::int64_t>(lower_median_bytes(it->second), 0);
+      }
+    }
   }
+  if (!task_gaps.empty()) out.launch_overhead = lower_median(std::move(task_gaps));
 
   // What the costs cannot say: one note per kind of gap, listing the stages it concerns.
   std::vector<std::pair<std::string, std::vector<const StageCost*>>> gaps;
@@ -496,6 +747,7 @@ ExtractedCosts extract_costs(std::span<const KernelTrace> traces,
     }
   }
   out.communication = communication_costs(traces);
+  out.network = measured_communication(out.calls, out.notes);
   return out;
 }
 

@@ -115,7 +115,8 @@ enum class Category : std::uint8_t {
   Memset,
   Launch,
   Annotation,
-  Python
+  Python,
+  Memory  // cpu_instant_event: the profiler's `[memory]` events among others
 };
 
 Category category_of(std::string_view cat) {
@@ -125,9 +126,41 @@ Category category_of(std::string_view cat) {
   if (cat == "cuda_runtime" || cat == "cuda_driver") return Category::Launch;
   if (cat == "user_annotation") return Category::Annotation;
   if (cat == "python_function") return Category::Python;
+  if (cat == "cpu_instant_event") return Category::Memory;
   // gpu_user_annotation only covers launches from the annotating thread (FORMATS.md 1.6);
   // cpu_op, flows and bookkeeping are not needed.
   return Category::Other;
+}
+
+// Bytes per element of a PyTorch dtype as the profiler names it ("Float", "BFloat16", ...);
+// 0 for a name not listed.
+std::int64_t dtype_size(std::string_view dtype) {
+  static constexpr std::pair<std::string_view, std::int64_t> kSizes[] = {
+      {"Float", 4},
+      {"Double", 8},
+      {"Half", 2},
+      {"BFloat16", 2},
+      {"Int", 4},
+      {"Long", 8},
+      {"Short", 2},
+      {"Char", 1},
+      {"Byte", 1},
+      {"Bool", 1},
+      {"ComplexHalf", 4},
+      {"ComplexFloat", 8},
+      {"ComplexDouble", 16},
+      {"Float8_e4m3fn", 1},
+      {"Float8_e5m2", 1},
+      {"Float8_e4m3fnuz", 1},
+      {"Float8_e5m2fnuz", 1},
+      {"UInt16", 2},
+      {"UInt32", 4},
+      {"UInt64", 8},
+  };
+  for (const auto& [name, size] : kSizes) {
+    if (name == dtype) return size;
+  }
+  return 0;
 }
 
 bool is_gpu(Category category) {
@@ -159,6 +192,14 @@ struct Event {
   std::optional<std::int64_t> correlation;
   std::optional<std::int64_t> bytes;
   const char* device_at = nullptr;
+  // NCCL kernels (record_param_comms args copied onto the kernel).
+  std::optional<std::int64_t> elements;  // "In msg nelems"
+  std::string_view dtype;                // "dtype", e.g. "Float", "BFloat16"
+  std::optional<std::int64_t> group_size;
+  // [memory] events.
+  std::optional<std::int64_t> memory_bytes;  // "Bytes"
+  std::optional<std::int64_t> device_type;   // "Device Type": 0 is the CPU
+  bool instant = false;                      // ph is "i" or "I"
 };
 
 struct Pending {  // an error seen before the event's category was known
@@ -195,6 +236,7 @@ class KinetoParser {
   [[noreturn]] void fail_event(const char* at, const std::string& message) const;
   std::string describe(od::value& value);
 
+  void read_memory_event(const Event& event);
   void finish(KernelTrace& trace);
 
   ByteSource& source_;
@@ -204,6 +246,7 @@ class KinetoParser {
   std::vector<GpuOp> ops_;
   std::vector<Launch> launches_;
   std::vector<Range> ranges_;
+  std::vector<MemoryEvent> memory_;
   bool saw_trace_events_ = false;
   std::vector<std::string> top_keys_;
   std::string distributed_info_;
@@ -355,6 +398,20 @@ void KinetoParser::read_args(od::value& value, Event& event) {
       event.stream = read_integer(child, event, "stream");
     } else if (key == "bytes") {
       event.bytes = read_integer(child, event, "bytes");
+    } else if (event.category == Category::Memory) {
+      if (key == "Bytes") {
+        event.memory_bytes = read_integer(child, event, "Bytes");
+      } else if (key == "Device Type") {
+        event.device_type = read_integer(child, event, "Device Type");
+      } else if (key == "Device Id") {
+        event.device = read_integer(child, event, "Device Id");
+      }
+    } else if (key == "In msg nelems") {
+      event.elements = read_integer(child, event, "In msg nelems");
+    } else if (key == "Group size") {
+      event.group_size = read_integer(child, event, "Group size");
+    } else if (key == "dtype") {
+      if (child.get_string().get(event.dtype) != simdjson::SUCCESS) event.dtype = {};
     }
   }
 }
@@ -383,6 +440,7 @@ void KinetoParser::read_fields(od::object& object, Event& event) {
       std::string_view ph;
       event.has_ph = true;
       event.complete = value.get_string().get(ph) == simdjson::SUCCESS && ph == "X";
+      event.instant = ph == "i" || ph == "I";
     } else if (key == "cat") {
       std::string_view cat;
       event.category =
@@ -405,11 +463,16 @@ void KinetoParser::read_fields(od::object& object, Event& event) {
       event.dur = token_of(value);
     } else if (key == "args") {
       if (event.category == Category::Unknown || is_gpu(event.category) ||
-          event.category == Category::Launch) {
+          event.category == Category::Launch || event.category == Category::Memory) {
         read_args(value, event);
       }
     }
-    if (event.category == Category::Other || !event.complete) return;
+    if (event.category == Category::Other) return;
+    // Only [memory] instants matter besides complete events; the category may come later.
+    if (!event.complete && !(event.instant && (event.category == Category::Unknown ||
+                                               event.category == Category::Memory))) {
+      return;
+    }
   }
 }
 
@@ -458,6 +521,10 @@ void KinetoParser::parse_event(std::string_view text, std::uint64_t offset, std:
                                     simdjson::error_message(error)));
   }
   read_fields(object, event);
+  if (event.category == Category::Memory) {
+    read_memory_event(event);
+    return;
+  }
   if (event.category == Category::Unknown || event.category == Category::Other || !event.complete ||
       !event.has_ph) {
     return;
@@ -507,6 +574,17 @@ void KinetoParser::parse_event(std::string_view text, std::uint64_t offset, std:
       op.name = names_.intern(event.name);
       if (event.correlation) op.correlation = static_cast<std::uint64_t>(*event.correlation);
       if (event.bytes && *event.bytes >= 0) op.bytes = *event.bytes;
+      if (op.kind == GpuOpKind::Collective || op.kind == GpuOpKind::P2P) {
+        const std::int64_t size = dtype_size(event.dtype);
+        if (event.elements && *event.elements >= 0 && size > 0 &&
+            *event.elements <= std::numeric_limits<std::int64_t>::max() / size) {
+          op.bytes = *event.elements * size;
+        }
+        if (event.group_size && *event.group_size > 0 &&
+            *event.group_size <= std::numeric_limits<std::uint32_t>::max()) {
+          op.group_size = static_cast<std::uint32_t>(*event.group_size);
+        }
+      }
       ops_.push_back(op);
       break;
     }
@@ -533,6 +611,7 @@ void KinetoParser::parse_event(std::string_view text, std::uint64_t offset, std:
     }
     case Category::Unknown:
     case Category::Other:
+    case Category::Memory:
       break;
   }
 }
@@ -693,6 +772,7 @@ void KinetoParser::parse_base_time(std::string_view text) {
     shift(range.start, "range");
     shift(range.end, "range");
   }
+  for (MemoryEvent& event : memory_) shift(event.time, "memory event");
 }
 
 void KinetoParser::parse_distributed_info(std::string_view text) {
@@ -756,6 +836,19 @@ void KinetoParser::parse_device_properties(std::string_view text) {
   }
 }
 
+// A `[memory]` instant of a device (Device Type other than 0, the CPU) is kept; the rest of
+// cpu_instant_event is profiler bookkeeping.
+void KinetoParser::read_memory_event(const Event& event) {
+  if (!event.instant || !event.has_name || event.name != "[memory]") return;
+  if (!event.memory_bytes || !event.device_type || *event.device_type == 0) return;
+  if (pending_) fail_event(pending_->at, pending_->message);
+  MemoryEvent memory;
+  memory.time = time_of(event.ts, "ts");
+  memory.bytes = *event.memory_bytes;
+  memory.device = event.device.value_or(-1);
+  memory_.push_back(memory);
+}
+
 void KinetoParser::finish(KernelTrace& trace) {
   names_.move_into(trace.names);
   // Depth is the nesting per source on each thread, so that turning on with_stack (Python
@@ -768,6 +861,7 @@ void KinetoParser::finish(KernelTrace& trace) {
   trace.ops = std::move(ops_);
   trace.launches = std::move(launches_);
   trace.ranges = std::move(ranges_);
+  trace.memory = std::move(memory_);
   finish_trace(trace);
   trace.rank = rank_;
   trace.world_size = world_size_;

@@ -35,6 +35,10 @@ void finish_trace(KernelTrace& trace) {
                      return std::tuple(a.start, a.end, a.thread, a.correlation) <
                             std::tuple(b.start, b.end, b.thread, b.correlation);
                    });
+  std::stable_sort(
+      trace.memory.begin(), trace.memory.end(), [](const MemoryEvent& a, const MemoryEvent& b) {
+        return std::tuple(a.time, a.device, a.bytes) < std::tuple(b.time, b.device, b.bytes);
+      });
   std::stable_sort(trace.ranges.begin(), trace.ranges.end(), [](const Range& a, const Range& b) {
     return std::tuple(a.start, a.depth, b.end, a.thread, a.name) <
            std::tuple(b.start, b.depth, a.end, b.thread, b.name);

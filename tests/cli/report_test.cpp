@@ -40,11 +40,16 @@ nlohmann::json reference_report(const Config& config, const EventGraph& graph,
   report["data_parallel"] = config.data_parallel.degree;
   report["tensor_parallel"] = config.tensor_parallel;
   report["lower_communication"] = config.lower_communication;
+  report["iterations"] = config.iterations.count;
+  report["optimizer_sync"] = config.iterations.optimizer_sync;
+  report["p2p_mode"] = config.blocking_p2p ? "blocking" : "async";
+  report["iteration_time_ns"] = m.iteration_time;
+  report["iteration_end_ns"] = m.iteration_finish;
   TimeNs communication = 0;
   for (const simulator::DeviceMetrics& dm : m.devices) communication += dm.communication;
   report["communication_ns"] = communication;
 
-  const std::optional<Throughput> achieved = throughput(config, m.makespan);
+  const std::optional<Throughput> achieved = throughput(config, m.iteration_time);
   const auto number_or_null = [](double x) {
     return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr);
   };
@@ -114,6 +119,7 @@ nlohmann::json reference_report(const Config& config, const EventGraph& graph,
          {"memory_breakdown", std::move(breakdown)},
          {"tasks", dm.tasks},
          {"busy_ns", dm.busy},
+         {"blocked_ns", dm.blocked},
          {"communication_ns", dm.communication},
          {"bubble_ratio", dm.bubble_ratio},
          {"first_start_ns", dm.first_start},

@@ -201,21 +201,23 @@ TEST(SweepTable, CsvQuotesWhatNeedsIt) {
   outcome.run = 1;
   outcome.error = "bad, \"very\"";
   EXPECT_EQ(table_header(sweep, TableFormat::Csv),
-            "run,/description,makespan_ns,bubble_ratio,tokens_per_s,mfu,peak_memory,"
-            "peak_total_memory,out_of_memory,error\n");
+            "run,/description,makespan_ns,iteration_time_ns,bubble_ratio,tokens_per_s,mfu,"
+            "peak_memory,peak_total_memory,out_of_memory,error\n");
   EXPECT_EQ(table_row(sweep, outcome, TableFormat::Csv),
-            "1,\"say \"\"hi\"\"\",,,,,,,,\"bad, \"\"very\"\"\"\n");
+            "1,\"say \"\"hi\"\"\",,,,,,,,,\"bad, \"\"very\"\"\"\n");
   outcome.run = 0;
   outcome.error.clear();
   outcome.makespan = 1234;
+  outcome.iteration_time = 1200;
   outcome.bubble_ratio = 0.25;
   outcome.tokens_per_s = 1.5e6;
   outcome.peak_memory = 3;
   outcome.peak_total_memory = 7.5;
   EXPECT_EQ(table_row(sweep, outcome, TableFormat::Csv),
-            "0,\"a,b\",1234,0.25,1500000.0,,3.0,7.5,false,\n");
+            "0,\"a,b\",1234,1200,0.25,1500000.0,,3.0,7.5,false,\n");
   EXPECT_EQ(table_row(sweep, outcome, TableFormat::Jsonl),
-            "{\"run\":0,\"/description\":\"a,b\",\"makespan_ns\":1234,\"bubble_ratio\":0.25,"
+            "{\"run\":0,\"/description\":\"a,b\",\"makespan_ns\":1234,\"iteration_time_ns\":1200,"
+            "\"bubble_ratio\":0.25,"
             "\"tokens_per_s\":1500000.0,\"mfu\":null,\"peak_memory\":3.0,\"peak_total_memory\":7.5,"
             "\"out_of_memory\":false,\"error\":null}\n");
 }

@@ -11,6 +11,7 @@
 #include <tuple>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -487,6 +488,147 @@ TEST(CostExtraction, RoundTripOfAnInterleavedPipelineGivesEveryChunksCosts) {
     EXPECT_EQ(cost.of(K::Weight), truth.weight);
   }
   expect_same_timeline(run);
+}
+
+}  // namespace
+}  // namespace perflow::reader
+
+namespace perflow::reader {
+namespace {
+
+const MarkerClassifier& ddp() {
+  static const MarkerClassifier kClassifier = MarkerClassifier::preset("ddp");
+  return kClassifier;
+}
+
+// One F and one full backward on one rank; every number below is checked by hand.
+KernelTrace step_to_break_down() {
+  TraceBuilder b("r0.json", 0);
+  b.range("## forward ##", 1, 3, 100);
+  b.kernel(1, 4, 10, 20);
+  b.kernel(1, 5, 40, 50);
+  b.kernel(1, 1, 25, 30, "copy");  // launched before any range: other compute
+  b.range("## backward ##", 1, 100, 200);
+  b.kernel(1, 110, 120, 150);
+  b.kernel(1, 120, 150, 170, "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*)", 20,
+           GpuOpKind::Collective);
+  b.kernel(1, 130, 160, 180);
+  return b.finish();
+}
+
+TEST(MeasuredBreakdown, PartitionsTheStepExactly) {
+  const ExtractedCosts costs = extract_one(step_to_break_down(), ddp());
+  const std::vector<StepBreakdown> parts = measured_breakdown(costs);
+  ASSERT_EQ(parts.size(), 1u);
+  const StepBreakdown& b = parts[0];
+  EXPECT_EQ(b.stage, 0u);
+  EXPECT_EQ(b.iteration, -1);
+  EXPECT_EQ(b.window, 170);        // the first task op's start (10) to the last one's end (180)
+  EXPECT_EQ(b.task_compute, 70);   // [10,20] [40,50] [120,150] [160,180]
+  EXPECT_EQ(b.other_compute, 5);   // [25,30]
+  EXPECT_EQ(b.communication, 10);  // [150,170] less the compute in [160,170]
+  EXPECT_EQ(b.idle_in_tasks, 15);  // F's span [10,50] less 25 busy; BW's span has no gap
+  EXPECT_EQ(b.host_gaps, 70);      // [50,120]
+  EXPECT_EQ(b.task_compute + b.other_compute + b.communication + b.idle_in_tasks + b.host_gaps,
+            b.window);
+  // Launch overhead: per task, span less busy: F 40 - 20, BW 60 - 50; the lower median.
+  ASSERT_TRUE(costs.launch_overhead.has_value());
+  EXPECT_EQ(*costs.launch_overhead, 10);
+}
+
+TEST(MeasuredBreakdown, UsesTheMedianSteadyIteration) {
+  TraceBuilder b("r0.json", 0);
+  // Three steps; the first is warm-up. Steady steps last 50 and 30: the lower median is 30.
+  const TimeNs lengths[3] = {500, 50, 30};
+  for (int k = 0; k < 3; ++k) {
+    const TimeNs at = 1000 * k;
+    b.range(fmt::format("ProfilerStep#{}", k + 1), 1, at, at + 900);
+    b.range("## forward ##", 1, at + 1, at + 5);
+    b.kernel(1, at + 2, at + 10, at + 10 + lengths[k]);
+  }
+  const ExtractedCosts costs = extract_one(b.finish(), ddp());
+  const std::vector<StepBreakdown> parts = measured_breakdown(costs);
+  ASSERT_EQ(parts.size(), 1u);
+  EXPECT_EQ(parts[0].iteration, 3);
+  EXPECT_EQ(parts[0].window, 30);
+  EXPECT_EQ(parts[0].task_compute, 30);
+}
+
+TEST(CostExtraction, ActivationFromMemoryEventsInsideForwards) {
+  TraceBuilder b("r0.json", 0);
+  b.range("## forward ##", 1, 0, 100);
+  b.kernel(1, 1, 10, 20);
+  b.range("## forward ##", 1, 200, 300);
+  b.kernel(1, 201, 210, 220);
+  b.range("## backward ##", 1, 400, 500);
+  b.kernel(1, 401, 410, 420);
+  KernelTrace trace = b.finish();
+  // Net 1000 - 300 in the first F, 900 in the second, a free in the backward, and one
+  // allocation outside every range.
+  trace.memory = {{10, 1000, 0}, {20, -300, 0}, {150, 5000, 0}, {210, 900, 0}, {450, -1600, 0}};
+  const ExtractedCosts costs = extract_one(trace, ddp());
+  ASSERT_EQ(costs.stages.size(), 1u);
+  ASSERT_TRUE(costs.stages[0].activation.has_value());
+  EXPECT_EQ(*costs.stages[0].activation, 700);  // the lower median of {700, 900}
+  EXPECT_EQ(costs.profiles[0].memory_events, 5u);
+
+  // Without memory events there is no activation, not 0.
+  trace.memory.clear();
+  EXPECT_FALSE(extract_one(trace, ddp()).stages[0].activation.has_value());
+}
+
+TEST(CostExtraction, CollectivesBecomeGradientAndTensorParallelBytesAndLinks) {
+  TraceBuilder b("r0.json", 0);
+  const auto comm = [&](std::uint64_t thread, TimeNs launch, TimeNs start, TimeNs duration,
+                        std::int64_t bytes, std::uint32_t group) {
+    b.kernel(thread, launch, start, start + duration,
+             "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*)", 20, GpuOpKind::Collective);
+    b.trace.ops.back().bytes = bytes;
+    b.trace.ops.back().group_size = group;
+  };
+  // Two microbatches' F, each with two tensor-parallel all-reduces of 512 bytes over 4 ranks
+  // taking 768 ns: 6 latency steps + 1.5 x 512 bytes / B, all taken as bandwidth time:
+  // B = 1.5e9 x 512 / 768 = 1e9 bytes/s.
+  for (int mb = 0; mb < 2; ++mb) {
+    const TimeNs at = 10'000 * mb;
+    b.range("## forward ##", 1, at, at + 1000);
+    b.kernel(1, at + 1, at + 10, at + 100);
+    comm(1, at + 2, at + 100, 768, 512, 4);
+    comm(1, at + 3, at + 900, 768, 512, 4);
+  }
+  // The backward all-reduces gradients over 2 ranks: 2 a + S / B with a = 500 ns and
+  // B = 1e9 bytes/s gives 2000 ns for 1000 bytes and 4000 ns for 3000 bytes.
+  b.range("## backward ##", 1, 30'000, 40'000);
+  b.kernel(1, 30'001, 30'010, 30'100);
+  comm(1, 30'002, 31'000, 2000, 1000, 2);
+  comm(1, 30'003, 34'000, 4000, 3000, 2);
+  const ExtractedCosts costs = extract_one(b.finish(), ddp());
+  const MeasuredCommunication& net = costs.network;
+  ASSERT_TRUE(net.gradient_bytes.has_value());
+  EXPECT_EQ(*net.gradient_bytes, 4000);
+  EXPECT_EQ(net.data_parallel, 2u);
+  ASSERT_TRUE(net.data_parallel_link.has_value());
+  EXPECT_EQ(net.data_parallel_link->latency, 500);
+  EXPECT_EQ(net.data_parallel_link->bandwidth, 1'000'000'000);
+  EXPECT_EQ(net.data_parallel_link->samples, 2u);
+  ASSERT_TRUE(net.tp_allreduce_bytes.has_value());
+  EXPECT_EQ(*net.tp_allreduce_bytes, 512);
+  EXPECT_EQ(net.tp_allreduces, 2u);
+  EXPECT_EQ(net.tensor_parallel, 4u);
+  ASSERT_TRUE(net.tensor_parallel_link.has_value());
+  EXPECT_EQ(net.tensor_parallel_link->latency, 0);
+  EXPECT_EQ(net.tensor_parallel_link->bandwidth, 1'000'000'000);
+  EXPECT_FALSE(net.boundary_bytes.has_value());
+  EXPECT_FALSE(net.p2p_link.has_value());
+}
+
+TEST(CostExtraction, CommunicationWithoutSizesGivesNoLinks) {
+  const ExtractedCosts costs = extract_one(step_to_break_down(), ddp());
+  EXPECT_FALSE(costs.network.gradient_bytes.has_value());
+  EXPECT_FALSE(costs.network.data_parallel_link.has_value());
+  EXPECT_TRUE(has_note(costs,
+                       "1 communication kernel without message sizes in the profile: no link or "
+                       "bytes measured"));
 }
 
 }  // namespace

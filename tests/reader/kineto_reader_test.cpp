@@ -151,15 +151,17 @@ const std::vector<Fixture>& fixtures() {
               0,
               2,
               "NVIDIA A100-PG509-200",
-              Counts{2679, 21, 0, 960, 114, 8740, 42, 0, 83, 1074, 18, 3u},
+              Counts{2679, 21, 0, 960, 114, 8740, 42, 0, 83, 1095, 18,
+                     3u},  // NCCL: In msg nelems x dtype
               {0u},
               {{0u, 7u}, {0u, 40u}},
               Op{GpuOpKind::Kernel, 0, 7u, 1716423322422880181, 1716423322422883925, 19812, -1,
                  "void at::native::(anonymous namespace)::CatArray", 429},
               Op{GpuOpKind::Kernel, 0, 7u, 1716423323083276404, 1716423323083431186, 64874, -1,
                  "void at::native::(anonymous namespace)::multi_te", 385},
-              Op{GpuOpKind::Collective, 0, 40u, 1716423322423385774, 1716423322423416749, 19832, -1,
-                 "ncclKernel_Broadcast_RING_LL_Sum_int8_t(ncclDevC", 79},
+              // 53120 elements of Float.
+              Op{GpuOpKind::Collective, 0, 40u, 1716423322423385774, 1716423322423416749, 19832,
+                 212480, "ncclKernel_Broadcast_RING_LL_Sum_int8_t(ncclDevC", 79},
               Op{GpuOpKind::Memcpy, 0, 7u, 1716423322441665209, 1716423322441666745, 19902, 256,
                  "Memcpy DtoD (Device -> Device)", 30},
               LaunchRec{2910249u, 1716423322417669918, 1716423322417679309, 19762u},
@@ -273,7 +275,7 @@ const std::vector<Fixture>& fixtures() {
               0,
               8,
               "AMD Instinct MI300X",
-              Counts{2978, 17, 0, 550, 108, 3100, 24, 34405, 527, 366, 514, 35u},
+              Counts{2978, 17, 0, 550, 108, 3100, 24, 34405, 527, 378, 514, 35u},
               {2u},
               {{2u, 0u}, {2u, 4u}},
               Op{GpuOpKind::Kernel, 2, 0u, 1770932723222894405, 1770932723222898084, 4066, -1,
@@ -494,6 +496,51 @@ TEST(KinetoReader, NcclKernelsAreCommunication) {
     }
   }
   EXPECT_EQ(on_stream_40, 21u);
+}
+
+TEST(KinetoReader, NcclKernelsCarryTheirMessageBytesAndGroup) {
+  const KernelTrace trace =
+      read_profile(kFixtures / "kineto/hta_a100_ddp2_nccl_data_rank0.json.gz");
+  std::size_t all_reduces = 0;
+  for (const GpuOp& op : trace.ops) {
+    if (op.kind != GpuOpKind::Collective) {
+      EXPECT_EQ(op.group_size, 0u);
+      continue;
+    }
+    EXPECT_EQ(op.group_size, 2u);  // "Group size": 2 on every NCCL kernel
+    EXPECT_GT(op.bytes, 0);
+    // The all-reduce of dur 2636.669us: In msg nelems 6637568, dtype Float (4 bytes).
+    if (trace.names[op.name].starts_with("ncclKernel_AllReduce") &&
+        op.end - op.start == 2'636'669) {
+      EXPECT_EQ(op.bytes, 6'637'568 * 4);
+      ++all_reduces;
+    }
+  }
+  EXPECT_EQ(all_reduces, 1u);
+}
+
+TEST(KinetoReader, MemoryEventsOfDevicesAreKept) {
+  const KernelTrace trace = read_text(R"({"traceEvents": [
+    {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 1, "tid": 1,
+     "ts": 5, "args": {"Total Reserved": 0, "Total Allocated": 0, "Bytes": 512, "Addr": 9,
+                       "Device Id": 0, "Device Type": 1}},
+    {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 1, "tid": 1,
+     "ts": 2, "args": {"Bytes": 64, "Device Id": -1, "Device Type": 0}},
+    {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 1, "tid": 1,
+     "ts": 3.5, "args": {"Bytes": -256, "Device Id": 1, "Device Type": 1}},
+    {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[OutOfMemory]", "pid": 1,
+     "tid": 1, "ts": 4, "args": {"Bytes": 1, "Device Type": 1}},
+    {"ph": "X", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1, "ts": 4,
+     "dur": 1, "args": {"Bytes": 1, "Device Type": 1}}
+  ]})");
+  ASSERT_EQ(trace.memory.size(), 2u);  // the host allocation and the others are left out
+  EXPECT_EQ(trace.memory[0].time, 3'500);
+  EXPECT_EQ(trace.memory[0].bytes, -256);
+  EXPECT_EQ(trace.memory[0].device, 1);
+  EXPECT_EQ(trace.memory[1].time, 5'000);
+  EXPECT_EQ(trace.memory[1].bytes, 512);
+  EXPECT_EQ(trace.memory[1].device, 0);
+  EXPECT_TRUE(trace.ops.empty());
 }
 
 TEST(KinetoReader, ExecutionTraceIsNotKineto) {

@@ -40,6 +40,13 @@ struct MeasuredTask {
   TimeNs busy = 0;              ///< union of its compute ops' intervals
   TimeNs first_start = 0;       ///< its first compute op's start (trace clock)
   TimeNs last_end = 0;          ///< its last compute op's end
+  /// Net device memory allocated (allocations minus frees, bytes) by the profile's memory
+  /// events while its ranges were open (host time); 0 without memory events.
+  std::int64_t allocated = 0;
+
+  /// GPU time inside its span when none of its compute ops ran: the gaps between its
+  /// kernels (launch overhead, host-bound work between launches).
+  [[nodiscard]] TimeNs gaps() const { return last_end - first_start - busy; }
 };
 
 /// The costs of one (stage, chunk): per kind, the median over its steady-state tasks of
@@ -49,6 +56,9 @@ struct StageCost {
   std::uint32_t chunk = 0;
   std::array<std::optional<TimeNs>, kMarkerKindCount> cost;  ///< by MarkerKind
   std::array<std::size_t, kMarkerKindCount> samples{};       ///< tasks behind each median
+  /// Activation memory of one F: the lower median of its steady F tasks' net allocations
+  /// (summed over parts), when the profiles have memory events; never negative.
+  std::optional<std::int64_t> activation;
 
   [[nodiscard]] std::optional<TimeNs> of(MarkerKind kind) const {
     return cost[static_cast<std::size_t>(kind)];
@@ -88,6 +98,63 @@ struct ProfileSummary {
   std::vector<std::int64_t> iterations;                 ///< ProfilerStep numbers, in time order
   bool warmup_dropped = false;          ///< the first of >= 3 iterations was not used
   std::size_t tasks_outside_steps = 0;  ///< tasks in no ProfilerStep (there are steps)
+  std::size_t memory_events = 0;        ///< device memory events (profile_memory=True)
+};
+
+/// A closed-open interval [start, end) of trace time.
+struct TimeInterval {
+  TimeNs start = 0;
+  TimeNs end = 0;
+  friend bool operator==(const TimeInterval&, const TimeInterval&) = default;
+};
+
+/// What one profile's GPU did, as disjoint intervals in time order (each list is the union
+/// of its ops' intervals over every device and stream of the profile).
+struct ProfileActivity {
+  std::vector<TimeInterval> task_compute;   ///< compute ops some measured task owns
+  std::vector<TimeInterval> other_compute;  ///< compute ops no measured task owns
+  std::vector<TimeInterval> communication;  ///< collective and point-to-point kernels
+};
+
+/// One communication kernel call, for turning calls into the config's links and bytes.
+struct CommunicationCall {
+  std::uint32_t profile = 0;
+  GpuOpKind kind = GpuOpKind::Collective;
+  TimeNs duration = 0;
+  std::int64_t bytes = -1;          ///< -1: the profile does not say
+  std::uint32_t group_size = 0;     ///< 0: the profile does not say
+  std::int64_t iteration = -1;      ///< the ProfilerStep it was launched in; -1: none
+  bool warmup = false;              ///< launched in the warm-up iteration
+  bool outside_steps = false;       ///< launched in no ProfilerStep (the profile has some)
+  bool all_reduce = false;          ///< an all-reduce kernel (by its name)
+  bool in_forward = false;          ///< launched inside a forward (F) task's range
+  std::uint32_t forward_tasks = 0;  ///< F tasks of its (profile, iteration), for per-F counts
+};
+
+/// A link fitted to communication calls: duration = steps x latency + bytes / bandwidth.
+struct FittedLink {
+  TimeNs latency = 0;
+  std::int64_t bandwidth = 0;  ///< bytes per second; 0: latency only
+  std::size_t samples = 0;
+  std::string method;  ///< how it was fitted, for notes
+};
+
+/// The communication of the measured run, in the config's terms.
+struct MeasuredCommunication {
+  /// Data-parallel gradient all-reduce: collectives launched outside F tasks, whose bytes
+  /// the profile gives. gradient_bytes is their sum per iteration (lower median over steady
+  /// iterations and profiles); data_parallel is their group size.
+  std::optional<std::int64_t> gradient_bytes;
+  std::uint32_t data_parallel = 0;
+  std::optional<FittedLink> data_parallel_link;
+  /// Tensor-parallel all-reduces: collectives launched inside F tasks.
+  std::optional<std::int64_t> tp_allreduce_bytes;  ///< lower median bytes per call
+  std::uint32_t tp_allreduces = 0;                 ///< calls per F task (lower median)
+  std::uint32_t tensor_parallel = 0;               ///< their group size
+  std::optional<FittedLink> tensor_parallel_link;
+  /// Point-to-point transfers (pipeline sends and receives) whose bytes the profile gives.
+  std::optional<std::int64_t> boundary_bytes;  ///< lower median bytes per call
+  std::optional<FittedLink> p2p_link;
 };
 
 struct ExtractedCosts {
@@ -100,7 +167,13 @@ struct ExtractedCosts {
   std::uint32_t chunk_count = 0;                 ///< highest chunk seen + 1
   std::uint32_t microbatches = 0;  ///< most F tasks (distinct microbatches) in one iteration
   bool split_backward = false;     ///< separate B or W tasks were measured
-  std::vector<std::string> notes;  ///< what could not be measured and what was assumed
+  /// Per compute task, the lower median over steady tasks of gaps() (GPU idle between a
+  /// task's kernels); nullopt when no task has two ops.
+  std::optional<TimeNs> launch_overhead;
+  std::vector<ProfileActivity> activity;  ///< per profile
+  std::vector<CommunicationCall> calls;   ///< every communication kernel
+  MeasuredCommunication network;          ///< links and bytes from `calls`
+  std::vector<std::string> notes;         ///< what could not be measured and what was assumed
 };
 
 /// From profiles (one per rank) to per-stage F / B / W costs and communication costs.

@@ -42,6 +42,18 @@ struct GpuOp {
   std::uint32_t name = 0;                      ///< into KernelTrace::names
   std::uint64_t correlation = kNoCorrelation;  ///< links the op to its launch
   std::int64_t bytes = -1;                     ///< -1: unknown
+  /// Communication kernels: the ranks of its process group (Kineto's `Group size`); 0:
+  /// unknown. For NCCL kernels `bytes` is the message (`In msg nelems` x the dtype's size).
+  std::uint32_t group_size = 0;
+};
+
+/// An allocation (bytes > 0) or a free (bytes < 0) of device memory, as the PyTorch
+/// profiler records with profile_memory=True (Kineto `[memory]` instant events). Host
+/// (CPU) allocations are not kept. `time` is when the host made it (trace clock).
+struct MemoryEvent {
+  TimeNs time = 0;
+  std::int64_t bytes = 0;
+  std::int64_t device = -1;  ///< the profiler's device index; -1: not given
 };
 
 /// A host-side launch of a GPU op (cudaLaunchKernel, hipLaunchKernel, ...): where and when
@@ -77,9 +89,10 @@ struct KernelTrace {
   std::int64_t world_size = -1;
   std::string device_name;  ///< e.g. "NVIDIA A100-SXM4-80GB"; empty if unknown
   NameTable names;
-  std::vector<GpuOp> ops;        ///< sorted by (start, end, device, stream)
-  std::vector<Launch> launches;  ///< sorted by start
-  std::vector<Range> ranges;     ///< sorted by (start, depth)
+  std::vector<GpuOp> ops;           ///< sorted by (start, end, device, stream)
+  std::vector<Launch> launches;     ///< sorted by start
+  std::vector<Range> ranges;        ///< sorted by (start, depth)
+  std::vector<MemoryEvent> memory;  ///< device memory events, sorted by time; often none
 };
 
 }  // namespace perflow::reader

@@ -28,4 +28,30 @@ struct MeasuredTimeline {
 /// Program order: start order on each device; no data dependences.
 MeasuredTimeline measured_timeline(const ExtractedCosts& costs);
 
+/// Where one profile's time went during one measured step: a partition of the step's
+/// window, so the parts add up to `window` exactly. At each instant the first that holds
+/// names it: a compute op of a measured task runs (task_compute: what the costs model),
+/// another compute op runs (other_compute: optimizer, data movement outside the markers),
+/// a communication kernel runs (communication: collectives and point-to-point, including
+/// their waits for peers), the instant lies in some task's GPU span (idle_in_tasks: the
+/// gaps between a task's kernels, where the GPU waits for the host to launch), or none of
+/// these (host_gaps: between tasks, nothing on the GPU).
+struct StepBreakdown {
+  std::uint32_t stage = 0;
+  std::uint32_t profile = 0;    ///< index into ExtractedCosts::profiles
+  std::int64_t iteration = -1;  ///< the ProfilerStep; -1: none
+  TimeNs window = 0;            ///< the measured step (as measured_steps defines it)
+  TimeNs task_compute = 0;
+  TimeNs other_compute = 0;
+  TimeNs communication = 0;
+  TimeNs idle_in_tasks = 0;
+  TimeNs host_gaps = 0;
+};
+
+/// One breakdown per stage (ascending; stages without a profile are left out), of the
+/// steady iteration whose step time is the lower median (the first such), on the stage's
+/// first profile. The window is that iteration's step over all profiles: from the first
+/// task's first op to the last task's last op.
+std::vector<StepBreakdown> measured_breakdown(const ExtractedCosts& costs);
+
 }  // namespace perflow::reader
