@@ -144,9 +144,11 @@ Config parse_config(const nlohmann::json& document, const std::string& file) {
   detail::parse_cost_sections(root, config);
   if (auto simulation = root.find("simulation")) parse_simulation(*simulation, config);
   if (config.blocking_p2p && config.lower_communication) {
-    root.at("simulation").at("lower_communication")
-        .fail("lower_communication puts transfers on link lanes beside the compute; "
-              "/network/p2p_mode \"blocking\" puts them on the compute lanes: choose one");
+    root.at("simulation")
+        .at("lower_communication")
+        .fail(
+            "lower_communication puts transfers on link lanes beside the compute; "
+            "/network/p2p_mode \"blocking\" puts them on the compute lanes: choose one");
   }
   return config;
 }

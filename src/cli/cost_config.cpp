@@ -471,9 +471,9 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
       // each direction, Shoeybi et al. 2019, section 3); W needs none.
       const TimeNs tp = tensor_parallel_time(config.tensor_parallel, tp_link, p, where);
       const parallel::TaskCosts resolved{
-          require(p.forward, "forward") + tp,  require(p.backward, "backward") + tp,
-          require(p.weight, "weight"),         p.activation.value_or(0.0),
-          p.backward_frees.value_or(0.0),      p.launch_overhead.value_or(0)};
+          require(p.forward, "forward") + tp, require(p.backward, "backward") + tp,
+          require(p.weight, "weight"),        p.activation.value_or(0.0),
+          p.backward_frees.value_or(0.0),     p.launch_overhead.value_or(0)};
       config.data_parallel.gradient_bytes[std::size_t{s} * chunks + c] =
           p.gradient_bytes.value_or(0.0);
       config.data_parallel.optimizer[std::size_t{s} * chunks + c] = p.optimizer.value_or(0);

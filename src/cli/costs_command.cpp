@@ -104,23 +104,6 @@ MeasuredConfigOptions reshape_options(const CostsOptions& options) {
   return out;
 }
 
-// The config's keys this build's parser does not know yet (`costs.launch_overhead` comes
-// with the simulator's support for it): the written file keeps them; the check that the
-// file runs leaves them out and says so.
-nlohmann::json without_unknown_keys(const nlohmann::json& document,
-                                    std::vector<std::string>& notes) {
-  nlohmann::json checked = document;
-  const std::vector<std::string_view> keys = kCostsSection.keys();
-  if (checked.contains("costs") && checked["costs"].contains("launch_overhead") &&
-      std::find(keys.begin(), keys.end(), "launch_overhead") == keys.end()) {
-    checked["costs"].erase("launch_overhead");
-    notes.push_back(
-        "costs.launch_overhead is written, but this build does not simulate it yet: the check "
-        "that the config runs left it out");
-  }
-  return checked;
-}
-
 /// JSON names of the marker kinds, by MarkerKind.
 constexpr std::array<std::string_view, reader::kMarkerKindCount> kKindKeys = {
     "forward", "backward", "weight", "full_backward"};
@@ -329,12 +312,10 @@ void run_costs(const CostsOptions& options) {
   const std::string text = config.document.dump(2) + "\n";
 
   // The file must be one `perflow simulate` accepts: check it exactly as simulate would.
-  std::vector<std::string> check_notes;
   Config checked;
   EventGraph graph;
   try {
-    checked = parse_config(without_unknown_keys(nlohmann::json::parse(text), check_notes),
-                           options.output);
+    checked = parse_config(nlohmann::json::parse(text), options.output);
     graph = build_graph(checked);
   } catch (const Error& e) {
     throw Error(fmt::format(
@@ -348,7 +329,6 @@ void run_costs(const CostsOptions& options) {
 
   std::vector<std::string> notes = costs.notes;
   notes.insert(notes.end(), config.notes.begin(), config.notes.end());
-  notes.insert(notes.end(), check_notes.begin(), check_notes.end());
   if (options.format == "json") {
     nlohmann::json out = found_json(measurement);
     const parallel::PipelineSpec& p = checked.pipeline;

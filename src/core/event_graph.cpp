@@ -286,7 +286,7 @@ std::string EventGraph::label(TaskId t) const {
 }
 
 TaskSpec EventGraph::spec(TaskId t) const {
-  return TaskSpec{kind(t),     device(t),        stage(t), microbatch(t), chunk(t),
+  return TaskSpec{kind(t),     device(t),       stage(t), microbatch(t), chunk(t),
                   duration(t), memory_delta(t), lane(t),  iteration(t)};
 }
 

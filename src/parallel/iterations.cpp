@@ -28,8 +28,9 @@ EventGraph repeat_iterations(const EventGraph& graph, const IterationSpec& spec)
     const LaneInfo& lane = graph.lane_info(LaneId{l});
     (void)builder.add_lane(lane.device, lane.name);
   }
-  const LaneId sync_lane =
-      spec.optimizer_sync && devices > 0 ? builder.add_lane(DeviceId{0}, "iteration sync") : LaneId{};
+  const LaneId sync_lane = spec.optimizer_sync && devices > 0
+                               ? builder.add_lane(DeviceId{0}, "iteration sync")
+                               : LaneId{};
   std::size_t data_edges = 0;
   for (std::uint32_t v = 0; v < n; ++v) {
     for (const Adjacent& s : graph.successors(TaskId{v})) data_edges += s.kind() == EdgeKind::Data;

@@ -109,9 +109,11 @@ EventGraph lower_blocking_transfers(const EventGraph& graph, const SimulationOpt
 
   for (std::uint32_t l = 0; l < graph.lane_count(); ++l) {
     for (const TaskId t : graph.program(LaneId{l})) {
-      for (const std::uint32_t i : receives_before[t.value]) builder.append_to_program(transfers[i].recv);
+      for (const std::uint32_t i : receives_before[t.value])
+        builder.append_to_program(transfers[i].recv);
       builder.append_to_program(t);
-      for (const std::uint32_t i : sends_after[t.value]) builder.append_to_program(transfers[i].send);
+      for (const std::uint32_t i : sends_after[t.value])
+        builder.append_to_program(transfers[i].send);
     }
   }
   return std::move(builder).freeze();

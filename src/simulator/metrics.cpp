@@ -170,9 +170,10 @@ Metrics detail::compute_metrics(const EventGraph& graph, const Trace& trace,
   m.critical_path = binding_chain(graph, trace, CommunicationCost(graph, options), m.makespan);
   m.iteration_finish = iteration_finishes(graph, trace, m.makespan);
   const auto periods = static_cast<TimeNs>(m.iteration_finish.size() - 1);
-  m.iteration_time = periods == 0 ? m.makespan
-                                  : (m.iteration_finish.back() - m.iteration_finish.front() +
-                                     periods / 2) / periods;
+  m.iteration_time =
+      periods == 0
+          ? m.makespan
+          : (m.iteration_finish.back() - m.iteration_finish.front() + periods / 2) / periods;
   return m;
 }
 

@@ -19,8 +19,8 @@ constexpr std::array<Rgb, kTaskKindCount> kKindColour = {
     from_hex(0x000000),  // SYNC: black (zero-length: drawn as a mark)
 };
 constexpr std::array<std::string_view, kTaskKindCount> kKindMeaning = {
-    "forward",  "backward (input)",         "backward (weight)", "backward (fused B+W)",
-    "transfer", "data-parallel all-reduce", "optimizer step",        "receive (blocking)",
+    "forward",          "backward (input)",         "backward (weight)", "backward (fused B+W)",
+    "transfer",         "data-parallel all-reduce", "optimizer step",    "receive (blocking)",
     "iteration barrier"};
 
 double relative_luminance(Rgb c) {

@@ -49,9 +49,11 @@ TEST(Iterations, SynchronousIterationsTakeExactlyNTimesOne) {
       EXPECT_EQ(m.makespan, n * single.makespan);
       EXPECT_EQ(m.iteration_time, single.makespan);
       ASSERT_EQ(m.iteration_finish.size(), n);
-      for (std::uint32_t k = 0; k < n; ++k) EXPECT_EQ(m.iteration_finish[k], (k + 1) * single.makespan);
+      for (std::uint32_t k = 0; k < n; ++k)
+        EXPECT_EQ(m.iteration_finish[k], (k + 1) * single.makespan);
       EXPECT_EQ(m.total_work, n * single.total_work);
-      for (const auto& d : m.devices) EXPECT_EQ(d.peak_memory, single.devices[d.device.value].peak_memory);
+      for (const auto& d : m.devices)
+        EXPECT_EQ(d.peak_memory, single.devices[d.device.value].peak_memory);
     }
   }
 }
@@ -102,7 +104,8 @@ TEST(Iterations, AsynchronousZeroBubblePeriodIsTheLongestDeviceSpan) {
       SCOPED_TRACE(name + " F " + std::to_string(c.forward) + " B " + std::to_string(c.backward));
       DataParallelSpec dp;
       dp.optimizer.assign(4, 500);
-      const EventGraph one = add_data_parallel(build_schedule(pipeline(name, 4, 8), CostTable(c)), dp);
+      const EventGraph one =
+          add_data_parallel(build_schedule(pipeline(name, 4, 8), CostTable(c)), dp);
       const simulator::Metrics single = simulator::simulate(one).metrics;
       TimeNs longest = 0;
       for (const auto& d : single.devices) longest = std::max(longest, d.span());

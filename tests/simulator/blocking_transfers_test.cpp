@@ -37,8 +37,10 @@ TEST(BlockingTransfers, TwoStagesOneMicrobatchAddTheTransferOnBothLanes) {
 
   const EventGraph g = lower_blocking_transfers(async, options);
   const SimulationResult r = simulate(g, options);
-  EXPECT_EQ(labels(g, r.trace, 0), (std::vector<std::string>{"F0.0", "SEND0.0", "RECV0.0", "BW0.0"}));
-  EXPECT_EQ(labels(g, r.trace, 1), (std::vector<std::string>{"RECV0.0", "F0.0", "BW0.0", "SEND0.0"}));
+  EXPECT_EQ(labels(g, r.trace, 0),
+            (std::vector<std::string>{"F0.0", "SEND0.0", "RECV0.0", "BW0.0"}));
+  EXPECT_EQ(labels(g, r.trace, 1),
+            (std::vector<std::string>{"RECV0.0", "F0.0", "BW0.0", "SEND0.0"}));
   const auto at = [&](std::uint32_t device, std::size_t i) {
     const TaskId t = r.trace.events(DeviceId{device})[i];
     return std::pair{r.trace.start_of(t), r.trace.finish_of(t)};
@@ -102,8 +104,8 @@ TEST(BlockingTransfers, TransferTimeIsLatencyAndBytes) {
 TEST(BlockingTransfers, BarriersAreNotTransfers) {
   const SimulationOptions options(100);
   const EventGraph one = lower_blocking_transfers(one_f_one_b(2, 2), options);
-  const EventGraph two = lower_blocking_transfers(
-      parallel::repeat_iterations(one_f_one_b(2, 2), {2, true}), options);
+  const EventGraph two =
+      lower_blocking_transfers(parallel::repeat_iterations(one_f_one_b(2, 2), {2, true}), options);
   const Metrics m = simulate(two, options).metrics;
   EXPECT_EQ(m.makespan, 2 * simulate(one, options).metrics.makespan);
   EXPECT_THROW((void)lower_blocking_transfers(one, options), ScheduleError);  // already lowered

@@ -34,10 +34,9 @@ struct DataParallelSpec {
 /// (one at a time, in the order their last gradients complete in its program), each taking
 /// ring_all_reduce_time(gradient bytes, degree, link), and one OPT task at the end of its
 /// compute program that waits for all of its all-reduces and lasts the sum of its (stage,
-/// chunk)s' optimizer steps plus its stages' step overheads. A (stage, chunk)'s last gradient is its last W or BW in program
-/// order. With degree 1 there is no all-reduce; without optimizer or step overhead no OPT.
-/// Needs a graph
-/// with program order (ScheduleError otherwise).
+/// chunk)s' optimizer steps plus its stages' step overheads. A (stage, chunk)'s last gradient is
+/// its last W or BW in program order. With degree 1 there is no all-reduce; without optimizer or
+/// step overhead no OPT. Needs a graph with program order (ScheduleError otherwise).
 EventGraph add_data_parallel(const EventGraph& graph, const DataParallelSpec& spec);
 
 }  // namespace perflow::parallel

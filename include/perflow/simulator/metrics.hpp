@@ -12,7 +12,7 @@ namespace perflow::simulator {
 struct DeviceMetrics {
   DeviceId device;
   std::size_t tasks = 0;
-  TimeNs busy = 0;           ///< sum of its compute lane's work (blocked transfers aside)
+  TimeNs busy = 0;  ///< sum of its compute lane's work (blocked transfers aside)
   /// Time its compute lane spends in blocking transfers (SEND and RECV on it).
   TimeNs blocked = 0;
   TimeNs communication = 0;  ///< sum of its communication lanes' task durations
