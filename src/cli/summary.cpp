@@ -39,6 +39,15 @@ std::string describe_costs(const Config& config) {
                                 format_duration(first.weight), count(p.chunks, "chunk", "chunks"));
   if (config.costs_per == "stage") out += " (given per stage, split across its chunks)";
   if (differ) out += "; stage 0 shown, others differ";
+  // The runtime's overheads, which the boxes include.
+  if (first.launch_overhead > 0) {
+    out += fmt::format("; launch overhead {} per task (in its box)",
+                       format_duration(first.launch_overhead));
+  }
+  const std::vector<TimeNs>& step = config.data_parallel.step_overhead;
+  if (!step.empty() && step.front() > 0) {
+    out += fmt::format("; step overhead {} (in OPT)", format_duration(step.front()));
+  }
   return out;
 }
 
@@ -59,6 +68,9 @@ std::string format_summary(const Config& config, const EventGraph& graph,
     out += fmt::format("{:<15}{}\n", key, value);
   };
   line("run", describe_run(config, graph));
+  if (config.blocking_p2p) {
+    line("transfers", "blocking: each occupies the compute lanes of both devices (SEND, RECV)");
+  }
   line("costs", describe_costs(config));
   if (config.data_parallel.degree > 1 || config.tensor_parallel > 1) {
     const std::uint64_t gpus = std::uint64_t{config.data_parallel.degree} * config.tensor_parallel *

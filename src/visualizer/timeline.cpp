@@ -32,11 +32,16 @@ std::string caption_text(const EventGraph& graph, const simulator::Metrics& metr
     peak = i == 0 ? metrics.devices[i].peak_memory : std::max(peak, metrics.devices[i].peak_memory);
   }
   const std::size_t tasks = graph.task_count();
+  const std::string iterations =
+      metrics.iteration_finish.size() > 1
+          ? fmt::format("   \u00b7   iteration time {} ({} iterations)",
+                        format_duration(metrics.iteration_time), metrics.iteration_finish.size())
+          : std::string();
   return fmt::format(
-      "makespan {}   \u00b7   bubble ratio {:.2f}%   \u00b7   peak memory {}   "
+      "makespan {}{}   \u00b7   bubble ratio {:.2f}%   \u00b7   peak memory {}   "
       "\u00b7   {} task{}",
-      format_duration(metrics.makespan), metrics.bubble_ratio * 100.0, format_memory(peak), tasks,
-      tasks == 1 ? "" : "s");
+      format_duration(metrics.makespan), iterations, metrics.bubble_ratio * 100.0,
+      format_memory(peak), tasks, tasks == 1 ? "" : "s");
 }
 
 void check_options(const TimelineOptions& options) {
