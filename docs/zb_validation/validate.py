@@ -16,6 +16,8 @@ usage: validate.py PERFLOW [--write FILE | --check FILE] [--configs DIR]
 import argparse
 import json
 import pathlib
+import concurrent.futures
+import os
 import subprocess
 import sys
 import tempfile
@@ -107,6 +109,24 @@ class Runner:
             self.cache[key] = json.loads(result.stdout)
         return self.cache[key]
 
+    def prefetch(self, configs):
+        """Runs the configs not yet run, as many at once as there are cores."""
+        todo = {json.dumps(c, sort_keys=True): c for c in configs}
+        todo = [c for k, c in todo.items() if k not in self.cache]
+        with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            list(pool.map(self.report_unnumbered, todo))
+
+    def report_unnumbered(self, config):
+        key = json.dumps(config, sort_keys=True)
+        with tempfile.NamedTemporaryFile("w", suffix=".json", dir=self.out_dir,
+                                         delete=False) as f:
+            f.write(json.dumps(config, indent=1) + "\n")
+        result = subprocess.run([self.perflow, "simulate", f.name, "--format", "json"],
+                                capture_output=True, text=True)
+        if result.returncode != 0:
+            sys.exit(f"{config['description']}: perflow failed: {result.stderr.strip()}")
+        self.cache[key] = json.loads(result.stdout)
+
     def step_ns(self, config):
         r = self.report(config)
         return r["iteration_time_ns"] if config.get("simulation") else r["makespan_ns"]
@@ -130,6 +150,7 @@ def main():
 
     # Per variant: the ratio errors, ZB-1p and ZB-2p of every row.
     results = {}
+    run.prefetch([config_for(row, s, v) for v in VARIANTS for row in rows for s in SCHEDULES])
     for v in VARIANTS:
         per_row = []
         for row in rows:
