@@ -197,8 +197,9 @@ std::string format_found(const Measurement& measurement) {
                        link(net.tensor_parallel_link));
   }
   if (net.boundary_bytes) {
-    out += fmt::format("point-to-point: {} bytes per transfer{}\n", *net.boundary_bytes,
-                       link(net.p2p_link));
+    out += fmt::format("point-to-point: {} bytes per transfer{}{}\n", *net.boundary_bytes,
+                       link(net.p2p_link),
+                       net.p2p_blocking.value_or(false) ? "; blocking compute" : "");
   }
   return out;
 }
@@ -264,15 +265,18 @@ nlohmann::json found_json(const Measurement& measurement) {
   const auto bytes = [](const std::optional<std::int64_t>& b) {
     return b ? nlohmann::json(*b) : nlohmann::json();
   };
-  const nlohmann::json network = {{"gradient_bytes", bytes(net.gradient_bytes)},
-                                  {"data_parallel", net.data_parallel},
-                                  {"data_parallel_link", link(net.data_parallel_link)},
-                                  {"tp_allreduce_bytes", bytes(net.tp_allreduce_bytes)},
-                                  {"tp_allreduces", net.tp_allreduces},
-                                  {"tensor_parallel", net.tensor_parallel},
-                                  {"tensor_parallel_link", link(net.tensor_parallel_link)},
-                                  {"boundary_bytes", bytes(net.boundary_bytes)},
-                                  {"p2p_link", link(net.p2p_link)}};
+  const nlohmann::json network = {
+      {"gradient_bytes", bytes(net.gradient_bytes)},
+      {"data_parallel", net.data_parallel},
+      {"data_parallel_link", link(net.data_parallel_link)},
+      {"tp_allreduce_bytes", bytes(net.tp_allreduce_bytes)},
+      {"tp_allreduces", net.tp_allreduces},
+      {"tensor_parallel", net.tensor_parallel},
+      {"tensor_parallel_link", link(net.tensor_parallel_link)},
+      {"boundary_bytes", bytes(net.boundary_bytes)},
+      {"p2p_link", link(net.p2p_link)},
+      {"p2p_mode", net.p2p_blocking ? nlohmann::json(*net.p2p_blocking ? "blocking" : "async")
+                                    : nlohmann::json()}};
   for (std::size_t i = 0; i < costs.profiles.size(); ++i) {
     profiles[i]["memory_events"] = costs.profiles[i].memory_events;
   }

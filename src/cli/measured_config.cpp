@@ -122,6 +122,8 @@ MeasuredConfig measured_config(const reader::ExtractedCosts& costs,
       network["tensor_parallel"] = link_json(*net.tensor_parallel_link);
     }
   }
+  const bool blocking = net.p2p_blocking.value_or(false) && stage_count > 1;
+  if (blocking) network["p2p_mode"] = "blocking";
   if (net.p2p_link && stage_count > 1) network["intra_node"] = link_json(*net.p2p_link);
   if (!parallelism.empty()) doc["parallelism"] = std::move(parallelism);
   if (!network.empty()) doc["network"] = std::move(network);
@@ -131,6 +133,11 @@ MeasuredConfig measured_config(const reader::ExtractedCosts& costs,
         "launch_overhead {} per compute task: the lower median of the GPU idle time between a "
         "task's kernels (host-bound launches); the costs are the kernels' busy time without it",
         format_duration(scaled(*costs.launch_overhead, scale))));
+  }
+  if (blocking) {
+    out.notes.push_back(
+        "network.p2p_mode \"blocking\": no compute kernel ran while a point-to-point kernel "
+        "did, so each transfer occupies the compute lanes of both its devices");
   }
   if (scale != 1.0) {
     out.notes.push_back(fmt::format(

@@ -148,6 +148,14 @@ struct TaskKey {
   bool operator<(const TaskKey& other) const { return tie() < other.tie(); }
 };
 
+// Whether `op` runs (for a positive time) while one of the disjoint, sorted intervals does.
+bool overlaps(const std::vector<TimeInterval>& intervals, const GpuOp& op) {
+  const auto it =
+      std::upper_bound(intervals.begin(), intervals.end(), op.start,
+                       [](TimeNs t, const TimeInterval& interval) { return t < interval.end; });
+  return it != intervals.end() && it->start < op.end && op.start < op.end;
+}
+
 // Builds one profile's tasks (appended to `tasks`) and fills its summary.
 void measure_profile(const KernelTrace& trace, std::uint32_t profile, std::uint32_t stage,
                      const std::vector<Marked>& marked,
@@ -248,6 +256,22 @@ void measure_profile(const KernelTrace& trace, std::uint32_t profile, std::uint3
     }
   }
 
+  // What the GPU did: the union of each kind of op.
+  const auto add = [](std::vector<TimeInterval>& out, const GpuOp& op) {
+    if (!out.empty() && op.start <= out.back().end) {
+      out.back().end = std::max(out.back().end, op.end);
+    } else {
+      out.push_back({op.start, op.end});
+    }
+  };
+  for (std::size_t index = 0; index < trace.ops.size(); ++index) {
+    const GpuOp& op = trace.ops[index];
+    add(is_communication(op.kind)              ? activity.communication
+        : attribution.owner[index] != kNoRange ? activity.task_compute
+                                               : activity.other_compute,
+        op);
+  }
+
   // Communication calls: the iteration and kind of the range that launched them.
   std::vector<const MarkerMatch*> match_of_range(trace.ranges.size(), nullptr);
   for (const Marked& m : marked) match_of_range[m.range] = m.match;
@@ -271,23 +295,9 @@ void measure_profile(const KernelTrace& trace, std::uint32_t profile, std::uint3
     call.warmup = summary.warmup_dropped && step == &steps.front();
     call.in_forward = owner != kNoRange && match_of_range[owner] != nullptr &&
                       match_of_range[owner]->kind == MarkerKind::Forward;
+    call.overlaps_compute =
+        overlaps(activity.task_compute, op) || overlaps(activity.other_compute, op);
     calls.push_back(call);
-  }
-
-  // What the GPU did: the union of each kind of op.
-  const auto add = [](std::vector<TimeInterval>& out, const GpuOp& op) {
-    if (!out.empty() && op.start <= out.back().end) {
-      out.back().end = std::max(out.back().end, op.end);
-    } else {
-      out.push_back({op.start, op.end});
-    }
-  };
-  for (std::size_t index = 0; index < trace.ops.size(); ++index) {
-    const GpuOp& op = trace.ops[index];
-    add(is_communication(op.kind)              ? activity.communication
-        : attribution.owner[index] != kNoRange ? activity.task_compute
-                                               : activity.other_compute,
-        op);
   }
 
   // Busy time: the union of the compute ops' intervals (ops are in start order).
@@ -392,11 +402,40 @@ std::vector<CommunicationCost> communication_costs(std::span<const KernelTrace> 
   return out;
 }
 
+// The simulator's bytes time of a transfer, ceil(bytes / bandwidth x 1e9) in doubles exactly
+// as simulator::CommunicationCost::transfer computes it (the reader does not link the
+// simulator).
+double simulated_bytes_time(double bytes, double bandwidth) {
+  return std::ceil(bytes / bandwidth * 1e9);
+}
+
+// Point-to-point calls of one message size: a time T (their mean, to the ns) cannot be split
+// into latency and bandwidth time, so the bandwidth is the lowest whole bytes/s whose
+// simulated bytes time does not exceed T, and the latency the rest (under a few ns): the
+// simulator gives T back exactly, and scaled messages scale with the bandwidth.
+std::optional<FittedLink> exact_single_size_link(double bytes, double mean_ns,
+                                                 std::size_t samples) {
+  const double time = std::round(mean_ns);
+  if (!(time >= 1)) return std::nullopt;
+  double bandwidth = std::max(1.0, std::ceil(bytes * 1e9 / time));
+  while (bandwidth < 1e18 && simulated_bytes_time(bytes, bandwidth) > time) bandwidth += 1;
+  if (!(bandwidth < 1e18)) return std::nullopt;
+  FittedLink link;
+  link.samples = samples;
+  link.bandwidth = static_cast<std::int64_t>(bandwidth);
+  link.latency = static_cast<TimeNs>(time - simulated_bytes_time(bytes, bandwidth));
+  link.method =
+      "one message size: the bandwidth whose transfer time is the calls' mean time, the "
+      "latency the rest to the ns";
+  return link;
+}
+
 // duration = steps x latency + factor x bytes / bandwidth over the calls, by least squares
 // when they have two sizes or more; otherwise (or when that fit is not physical: a negative
-// latency or a non-positive slope) the whole time is bandwidth time.
+// latency or a non-positive slope) the whole time is bandwidth time, or, for point-to-point
+// calls (`exact`: steps = factor = 1) of one size, exact_single_size_link.
 std::optional<FittedLink> fit_link(const std::vector<const CommunicationCall*>& calls, double steps,
-                                   double factor) {
+                                   double factor, bool exact = false) {
   std::vector<std::pair<double, double>> points;  // (bytes, ns)
   for (const CommunicationCall* call : calls) {
     if (call->bytes > 0 && call->duration > 0) {
@@ -421,6 +460,7 @@ std::optional<FittedLink> fit_link(const std::vector<const CommunicationCall*>& 
     sxx += (x - mean_x) * (x - mean_x);
     sxy += (x - mean_x) * (y - mean_y);
   }
+  if (exact && sxx == 0) return exact_single_size_link(mean_x, mean_y, points.size());
   double intercept = 0;
   double slope = sum_y / sum_x;  // ns per byte
   link.method = "one message size: all of its time taken as bandwidth time";
@@ -524,8 +564,16 @@ MeasuredCommunication measured_communication(const std::vector<CommunicationCall
     std::vector<std::int64_t> bytes;
     for (const CommunicationCall* call : p2p) bytes.push_back(call->bytes);
     out.boundary_bytes = lower_median_bytes(std::move(bytes));
-    out.p2p_link = fit_link(p2p, 1, 1);
+    out.p2p_link = fit_link(p2p, 1, 1, true);
   }
+  std::size_t p2p_calls = 0;
+  std::size_t p2p_overlapping = 0;
+  for (const CommunicationCall& call : calls) {
+    if (call.warmup || call.outside_steps || call.kind != GpuOpKind::P2P) continue;
+    ++p2p_calls;
+    if (call.overlaps_compute) ++p2p_overlapping;
+  }
+  if (p2p_calls > 0) out.p2p_blocking = p2p_overlapping == 0;
   if (!gradient.empty() || !tensor.empty() || !p2p.empty()) {
     notes.push_back(
         "links are fitted to the communication kernels' durations, which include waiting for "

@@ -2,6 +2,7 @@
 // through the readers and for opening simulations in trace viewers.
 #include "perflow/reader/kineto_writer.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <string_view>
 #include <utility>
@@ -26,6 +27,8 @@ constexpr std::uint64_t kAutogradThread = 4250;
 constexpr int kComputeStream = 7;
 constexpr int kSideStream = 8;
 constexpr int kNcclStream = 20;
+constexpr std::string_view kSendRecv =
+    "ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)";
 
 // Microseconds as Kineto writes them (ns precision); exact for times below kLimit.
 double us(TimeNs ns) { return static_cast<double>(ns) / 1000.0; }
@@ -61,8 +64,9 @@ class EventWriter {
   explicit EventWriter(Json& events) : events_(events) {}
 
   // A launch on `thread` at `at` and its kernel on `stream` over [start, end].
+  // `bytes` >= 0: a communication kernel's message, as Kineto's `In msg nelems` and dtype.
   void kernel(std::string_view name, std::uint64_t thread, TimeNs at, int stream, TimeNs start,
-              TimeNs end) {
+              TimeNs end, std::int64_t bytes = -1) {
     const std::uint64_t correlation = next_correlation_++;
     Json launch = complete("cuda_runtime", "cudaLaunchKernel", kPid, thread, at, 0);
     launch["args"] = {{"correlation", correlation}, {"External id", correlation}};
@@ -72,6 +76,12 @@ class EventWriter {
                   {"device", 0},
                   {"stream", stream},
                   {"correlation", correlation}};
+    if (bytes >= 0) {
+      const bool half = bytes % 2 == 0;
+      op["args"]["In msg nelems"] = half ? bytes / 2 : bytes;
+      op["args"]["dtype"] = half ? "BFloat16" : "Byte";
+      op["args"]["Group size"] = 2;
+    }
     events_.push_back(std::move(op));
   }
 
@@ -82,7 +92,15 @@ class EventWriter {
 
 }  // namespace
 
-std::string kineto_trace_json(const EventGraph& graph, const Trace& trace, DeviceId device) {
+std::string kineto_trace_json(const EventGraph& graph, const Trace& trace, DeviceId device,
+                              const KinetoWriteOptions& options) {
+  const bool transfers = options.transfer_bytes.has_value();
+  if (options.launch_overhead < 0 || options.transfer_time < 0 ||
+      (transfers && *options.transfer_bytes < 0)) {
+    throw Error(
+        "kineto_trace_json: launch overhead, transfer bytes and transfer time must not be "
+        "negative");
+  }
   Json events = Json::array();
   Json process;
   process["ph"] = "M";
@@ -103,11 +121,7 @@ std::string kineto_trace_json(const EventGraph& graph, const Trace& trace, Devic
   TimeNs first = 0;
   TimeNs last = 0;
   bool any = false;
-  for (const TaskId t : trace.events(device)) {
-    const TaskKind kind = graph.kind(t);
-    if (!is_compute(kind)) continue;  // communication lanes are not written
-    const TimeNs start = trace.start_of(t);
-    const TimeNs finish = trace.finish_of(t);
+  const auto cover = [&](TaskId t, TimeNs start, TimeNs finish) {
     if (start < 0 || finish >= kLimit) {
       throw Error(
           fmt::format("kineto_trace_json: task {} on device {} lies outside "
@@ -117,6 +131,21 @@ std::string kineto_trace_json(const EventGraph& graph, const Trace& trace, Devic
     first = any ? std::min(first, start) : start;
     last = any ? std::max(last, finish) : finish;
     any = true;
+  };
+  bool blocking = false;  // the graph's transfers are SEND / RECV tasks on the compute lanes
+  for (const TaskId t : trace.events(device)) {
+    const TaskKind kind = graph.kind(t);
+    const TimeNs start = trace.start_of(t);
+    const TimeNs finish = trace.finish_of(t);
+    if (transfers && (kind == TaskKind::Send || kind == TaskKind::Recv)) {
+      blocking = true;
+      cover(t, start, finish);
+      writer.kernel(kSendRecv, kMainThread, start, kComputeStream, start, finish,
+                    *options.transfer_bytes);
+      continue;
+    }
+    if (!is_compute(kind)) continue;  // communication lanes are not written
+    cover(t, start, finish);
     const TimeNs duration = finish - start;
     const TimeNs cpu = duration / 2;  // the host is done before the GPU
     const std::uint32_t stage = graph.stage(t).value + graph.chunk(t) * graph.device_count();
@@ -126,14 +155,59 @@ std::string kineto_trace_json(const EventGraph& graph, const Trace& trace, Devic
                  kMainThread, start, cpu));
     const std::uint64_t thread = kind == TaskKind::F ? kMainThread : kAutogradThread;
     const std::string stem = fmt::format("perflow_{}_kernel", to_string(kind));
-    writer.kernel(stem + "_a", thread, start, kComputeStream, start, start + cpu);
-    writer.kernel(stem + "_b", thread, start + cpu / 2, kComputeStream, start + cpu, finish);
-    if (duration >= 4) {  // overlaps the others: the union must not count it twice
-      writer.kernel(stem + "_side", thread, start + cpu, kSideStream, start + duration / 4,
-                    start + duration / 4 + cpu);
+    if (options.launch_overhead == 0) {
+      writer.kernel(stem + "_a", thread, start, kComputeStream, start, start + cpu);
+      writer.kernel(stem + "_b", thread, start + cpu / 2, kComputeStream, start + cpu, finish);
+      if (duration >= 4) {  // overlaps the others: the union must not count it twice
+        writer.kernel(stem + "_side", thread, start + cpu, kSideStream, start + duration / 4,
+                      start + duration / 4 + cpu);
+      }
+    } else {
+      // busy = duration - overhead, split in two kernels around one idle gap of the overhead.
+      const TimeNs busy = duration - options.launch_overhead;
+      if (busy < 0) {
+        throw Error(
+            fmt::format("kineto_trace_json: task {} on device {} lasts {} ns, less than the launch "
+                        "overhead of {} ns folded into it",
+                        graph.label(t), device.value, duration, options.launch_overhead));
+      }
+      const TimeNs head = busy / 2;
+      const TimeNs tail_start = start + head + options.launch_overhead;
+      writer.kernel(stem + "_a", thread, start, kComputeStream, start, start + head);
+      writer.kernel(stem + "_b", thread, start + cpu / 2, kComputeStream, tail_start, finish);
+      if (finish - tail_start >= 2) {  // inside the second: the union must not count it twice
+        writer.kernel(stem + "_side", thread, start + cpu, kSideStream, tail_start,
+                      tail_start + (finish - tail_start) / 2);
+      }
     }
-    writer.kernel("ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)", thread,
-                  start + cpu, kNcclStream, finish, finish + 500);
+    if (!transfers) {
+      writer.kernel(kSendRecv, thread, start + cpu, kNcclStream, finish, finish + 500);
+    }
+  }
+  if (transfers && !blocking) {
+    // Asynchronous transfers: every result that crosses to or from this device, once per
+    // (producer, receiving device), from the producer's finish on both devices' NCCL stream.
+    std::vector<std::uint32_t> receivers;
+    for (std::uint32_t u = 0; u < graph.task_count(); ++u) {
+      const TaskId from{u};
+      if (!is_compute(graph.kind(from))) continue;
+      receivers.clear();
+      for (const Adjacent& s : graph.successors(from)) {
+        const DeviceId to = graph.device(s.task());
+        if (s.kind() == EdgeKind::Data && is_compute(graph.kind(s.task())) &&
+            to != graph.device(from) && (graph.device(from) == device || to == device)) {
+          receivers.push_back(to.value);
+        }
+      }
+      std::sort(receivers.begin(), receivers.end());
+      receivers.erase(std::unique(receivers.begin(), receivers.end()), receivers.end());
+      const TimeNs at = trace.finish_of(from);
+      for (std::size_t i = 0; i < receivers.size(); ++i) {
+        cover(from, at, at + options.transfer_time);
+        writer.kernel(kSendRecv, kMainThread, at, kNcclStream, at, at + options.transfer_time,
+                      *options.transfer_bytes);
+      }
+    }
   }
   if (any) {
     events.push_back(
@@ -152,11 +226,11 @@ std::string kineto_trace_json(const EventGraph& graph, const Trace& trace, Devic
 }
 
 void write_kineto_traces(const std::filesystem::path& directory, const EventGraph& graph,
-                         const Trace& trace) {
+                         const Trace& trace, const KinetoWriteOptions& options) {
   std::vector<std::string> texts;
   texts.reserve(graph.device_count());
   for (std::uint32_t d = 0; d < graph.device_count(); ++d) {
-    texts.push_back(kineto_trace_json(graph, trace, DeviceId{d}));
+    texts.push_back(kineto_trace_json(graph, trace, DeviceId{d}, options));
   }
   std::vector<std::pair<std::filesystem::path, std::string_view>> files;
   for (std::uint32_t d = 0; d < graph.device_count(); ++d) {

@@ -129,6 +129,8 @@ struct CommunicationCall {
   bool all_reduce = false;          ///< an all-reduce kernel (by its name)
   bool in_forward = false;          ///< launched inside a forward (F) task's range
   std::uint32_t forward_tasks = 0;  ///< F tasks of its (profile, iteration), for per-F counts
+  /// A compute op of its profile ran while it did (for a positive time).
+  bool overlaps_compute = false;
 };
 
 /// A link fitted to communication calls: duration = steps x latency + bytes / bandwidth.
@@ -154,7 +156,16 @@ struct MeasuredCommunication {
   std::optional<FittedLink> tensor_parallel_link;
   /// Point-to-point transfers (pipeline sends and receives) whose bytes the profile gives.
   std::optional<std::int64_t> boundary_bytes;  ///< lower median bytes per call
+  /// Fitted to the calls with bytes; with one message size (which cannot separate latency
+  /// from bandwidth) the bandwidth is the lowest whole bytes/s whose simulated transfer,
+  /// ceil(bytes / bandwidth), is at most the calls' mean time, and the latency is the rest,
+  /// so the simulator reproduces that time exactly.
   std::optional<FittedLink> p2p_link;
+  /// Whether the steady point-to-point kernels (with bytes or not) block compute: true when
+  /// no compute op of their profile ran while any of them did (a runtime that waits on its
+  /// sends and receives, `network.p2p_mode: "blocking"`), false when some overlapped;
+  /// nullopt without point-to-point kernels.
+  std::optional<bool> p2p_blocking;
 };
 
 struct ExtractedCosts {

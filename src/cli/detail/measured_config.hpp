@@ -31,7 +31,8 @@ struct MeasuredConfig {
 /// `parallelism.data_parallel`, `network.data_parallel`), tensor-parallel all-reduces
 /// (`costs.tp_allreduce_bytes`, `costs.tp_allreduces`, `parallelism.tensor_parallel`,
 /// `network.tensor_parallel`) and point-to-point transfers (`costs.boundary_bytes`,
-/// `network.intra_node`) where the communication kernels carry their sizes.
+/// `network.intra_node`) where the communication kernels carry their sizes;
+/// `network.p2p_mode: "blocking"` when the point-to-point kernels never overlapped compute.
 ///
 /// `options` reshape the run: stages and microbatches replace the measured counts (0: keep),
 /// and `scale` multiplies every per-layer quantity (durations, launch overhead, activation,
