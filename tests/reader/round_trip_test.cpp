@@ -10,8 +10,8 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include "detail/measured_config.hpp"
 #include "detail/profile_input.hpp"
