@@ -68,7 +68,7 @@ void add_profile_options(CLI::App& command, ProfileOptions& options) {
   command
       .add_option("profiles", options.profiles,
                   "Profiles, one per rank: PyTorch profiler (Kineto) JSON, Nsight Systems "
-                  "SQLite or CSV, rocprof CSV/JSON")
+                  "SQLite or CSV, rocprof CSV/JSON, rocpd SQLite (ROCm 7)")
       ->required();
   std::string presets;
   for (const reader::MarkerPreset& preset : reader::marker_presets()) {
