@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -41,12 +42,20 @@ void check_time_range(const EventGraph& graph, const CommunicationCost& comm) {
   }
 }
 
+bool has_kind(const EventGraph& graph, TaskKind kind) {
+  const std::span<const TaskKind> kinds = graph.kinds();
+  static_assert(sizeof(TaskKind) == 1);
+  return !kinds.empty() &&
+         std::memchr(kinds.data(), static_cast<int>(kind), kinds.size()) != nullptr;
+}
+
 CommunicationCost::CommunicationCost(const EventGraph& graph, const SimulationOptions& options)
     : graph_(&graph),
       devices_per_node_(options.devices_per_node),
       base_{transfer(options.intra_node, options.p2p_latency, 0),
             transfer(options.inter_node, options.p2p_latency, 0)},
-      constant_(options.boundary_bytes.empty() && options.devices_per_node == 0) {
+      constant_(options.boundary_bytes.empty() && options.devices_per_node == 0),
+      free_edges_(has_kind(graph, TaskKind::Recv) || has_kind(graph, TaskKind::Sync)) {
   intra_.reserve(options.boundary_bytes.size());
   inter_.reserve(options.boundary_bytes.size());
   for (const double bytes : options.boundary_bytes) {

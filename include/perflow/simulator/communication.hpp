@@ -25,13 +25,16 @@ class CommunicationCost {
     const DeviceId a = graph_->device(from);
     const DeviceId b = graph_->device(to);
     if (a == b) return 0;
-    const TaskKind from_kind = graph_->kind(from);
-    const TaskKind to_kind = graph_->kind(to);
-    if (to_kind == TaskKind::Recv || to_kind == TaskKind::Sync || from_kind == TaskKind::Sync) {
-      return 0;
+    if (free_edges_) {  // only graphs with RECV or SYNC tasks pay for looking at kinds
+      const TaskKind to_kind = graph_->kind(to);
+      if (to_kind == TaskKind::Recv || to_kind == TaskKind::Sync ||
+          graph_->kind(from) == TaskKind::Sync) {
+        return 0;
+      }
     }
     if (constant_) return base_[0];  // no bytes, one node: every transfer costs the same
     const bool same_node = this->same_node(a, b);
+    const TaskKind from_kind = graph_->kind(from);
     if (from_kind == TaskKind::Send) return base_[same_node ? 0 : 1];
     const bool forward = from_kind == TaskKind::F;
     const std::uint32_t stage = graph_->stage(forward ? from : to).value;
@@ -66,7 +69,11 @@ class CommunicationCost {
   std::vector<TimeNs> inter_;
   TimeNs base_[2];  // stages without boundary bytes: intra, inter
   bool constant_;
+  bool free_edges_;  // the graph has RECV or SYNC tasks, whose dependences are free
 };
+
+/// True when `graph` has a task of `kind` (a byte search of its kind column).
+bool has_kind(const EventGraph& graph, TaskKind kind);
 
 /// Throws ScheduleError if the graph's work plus a transfer on every edge could overflow the
 /// simulator's integer nanoseconds (about 146 years): a guard against unit mistakes.
