@@ -11,12 +11,6 @@ namespace {
 
 bool is_transfer(TaskKind kind) { return kind == TaskKind::Send || kind == TaskKind::Recv; }
 
-// A data dependence that moves a result between devices (not a barrier's).
-bool crosses(const EventGraph& graph, TaskId from, const Adjacent& to) {
-  return to.kind() == EdgeKind::Data && graph.device(to.task()) != graph.device(from) &&
-         graph.kind(from) != TaskKind::Sync && graph.kind(to.task()) != TaskKind::Sync;
-}
-
 }  // namespace
 
 EventGraph lower_blocking_transfers(const EventGraph& graph, const SimulationOptions& options) {
@@ -51,7 +45,7 @@ EventGraph lower_blocking_transfers(const EventGraph& graph, const SimulationOpt
   for (std::uint32_t u = 0; u < n; ++u) {
     consumers.clear();
     for (const Adjacent& s : graph.successors(TaskId{u})) {
-      if (crosses(graph, TaskId{u}, s)) consumers.push_back(s.task());
+      if (moves_data(graph, TaskId{u}, s)) consumers.push_back(s.task());
     }
     std::sort(consumers.begin(), consumers.end(), [&](TaskId x, TaskId y) {
       const auto dx = graph.device(x).value;
@@ -94,7 +88,7 @@ EventGraph lower_blocking_transfers(const EventGraph& graph, const SimulationOpt
   for (std::uint32_t u = 0; u < n; ++u) {
     for (const Adjacent& s : graph.successors(TaskId{u})) {
       if (s.kind() != EdgeKind::Data) continue;
-      if (!crosses(graph, TaskId{u}, s)) {
+      if (!moves_data(graph, TaskId{u}, s)) {
         builder.add_dependence(TaskId{u}, s.task());
         continue;
       }

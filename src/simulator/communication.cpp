@@ -49,6 +49,14 @@ bool has_kind(const EventGraph& graph, TaskKind kind) {
          std::memchr(kinds.data(), static_cast<int>(kind), kinds.size()) != nullptr;
 }
 
+bool moves_data(const EventGraph& graph, TaskId from, const Adjacent& to) {
+  if (to.kind() != EdgeKind::Data || graph.device(to.task()) == graph.device(from)) return false;
+  const TaskKind from_kind = graph.kind(from);
+  const TaskKind to_kind = graph.kind(to.task());
+  return from_kind != TaskKind::Send && from_kind != TaskKind::Sync && to_kind != TaskKind::Recv &&
+         to_kind != TaskKind::Sync;
+}
+
 CommunicationCost::CommunicationCost(const EventGraph& graph, const SimulationOptions& options)
     : graph_(&graph),
       devices_per_node_(options.devices_per_node),

@@ -9,14 +9,6 @@
 #include "perflow/simulator/communication.hpp"
 
 namespace perflow::simulator {
-namespace {
-
-bool crosses(const EventGraph& graph, TaskId from, const Adjacent& to) {
-  return to.kind() == EdgeKind::Data && graph.device(to.task()) != graph.device(from) &&
-         graph.kind(from) != TaskKind::Send;
-}
-
-}  // namespace
 
 EventGraph lower_communication(const EventGraph& graph, const SimulationOptions& options) {
   const CommunicationCost comm(graph, options);
@@ -27,7 +19,7 @@ EventGraph lower_communication(const EventGraph& graph, const SimulationOptions&
   std::size_t crossing = 0;  // at most one SEND each
   for (std::uint32_t u = 0; u < n; ++u) {
     for (const Adjacent& s : graph.successors(TaskId{u})) {
-      if (!crosses(graph, TaskId{u}, s)) continue;
+      if (!moves_data(graph, TaskId{u}, s)) continue;
       ++crossing;
       const std::pair link{graph.device(TaskId{u}).value, graph.device(s.task()).value};
       if (links.empty() || links.back() != link) links.push_back(link);  // runs repeat
@@ -37,7 +29,7 @@ EventGraph lower_communication(const EventGraph& graph, const SimulationOptions&
   links.erase(std::unique(links.begin(), links.end()), links.end());
 
   EventGraphBuilder builder = EventGraphBuilder::extend(graph, [&](TaskId from, TaskId to) {
-    return !crosses(graph, from, Adjacent(to, EdgeKind::Data));
+    return !moves_data(graph, from, Adjacent(to, EdgeKind::Data));
   });
   // Room for every SEND and its edges at once: growing 1M-task columns by doubling costs
   // more in page faults than the whole simulation.
@@ -58,7 +50,7 @@ EventGraph lower_communication(const EventGraph& graph, const SimulationOptions&
   const auto lower = [&](TaskId u) {
     consumers.clear();
     for (const Adjacent& s : graph.successors(u)) {
-      if (crosses(graph, u, s)) consumers.push_back(s.task());
+      if (moves_data(graph, u, s)) consumers.push_back(s.task());
     }
     if (consumers.empty()) return;
     std::stable_sort(consumers.begin(), consumers.end(),
@@ -66,14 +58,17 @@ EventGraph lower_communication(const EventGraph& graph, const SimulationOptions&
     const DeviceId from = graph.device(u);
     for (std::size_t i = 0; i < consumers.size();) {
       const DeviceId to = graph.device(consumers[i]);
-      const TaskId send = builder.add_task(
-          TaskSpec{TaskKind::Send, from, graph.stage(u), graph.microbatch(u), graph.chunk(u),
-                   comm.bytes_time(u, consumers[i]), 0.0, lane_of(from, to)});
-      builder.add_dependence(u, send);
+      TaskSpec send = graph.spec(u);  // its producer's stage, microbatch, chunk, iteration
+      send.kind = TaskKind::Send;
+      send.duration = comm.bytes_time(u, consumers[i]);
+      send.memory_delta = 0.0;
+      send.lane = lane_of(from, to);
+      const TaskId send_task = builder.add_task(send);
+      builder.add_dependence(u, send_task);
       for (; i < consumers.size() && graph.device(consumers[i]) == to; ++i) {
-        builder.add_dependence(send, consumers[i]);
+        builder.add_dependence(send_task, consumers[i]);
       }
-      if (graph.has_program_order()) builder.append_to_program(send);
+      if (graph.has_program_order()) builder.append_to_program(send_task);
     }
   };
   if (graph.has_program_order()) {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "perflow/core/error.hpp"
+#include "perflow/parallel/iterations.hpp"
 #include "perflow/parallel/schedule_registry.hpp"
 #include "perflow/simulator/simulate.hpp"
 
@@ -149,6 +150,34 @@ TEST(Lowering, EverySchedulePropertiesOverAGrid) {
       }
     }
   }
+}
+
+// Synchronous iterations, then lowering: the barrier's dependences move no data, so they
+// get no SEND (which would queue behind the next iteration's transfers on the link and
+// deadlock) and no latency; two iterations take exactly twice one, and each SEND carries
+// its producer's iteration.
+TEST(Lowering, BarriersOfIterationsAreNotTransfers) {
+  SimulationOptions options(10'000);
+  options.intra_node = Link{200, 1e9};
+  options.boundary_bytes.assign(4, 1500.0);
+  const EventGraph one =
+      parallel::build_schedule(pipeline("1f1b", 4, 8, 1), parallel::CostTable({1000, 1000, 1000}));
+  const EventGraph lowered_one = lower_communication(one, options);
+  const EventGraph lowered_two =
+      lower_communication(parallel::repeat_iterations(one, {2, true}), options);
+  EXPECT_EQ(lowered_two.lane_count(), lowered_one.lane_count() + 1);  // + iteration sync
+  const Metrics m = simulate(lowered_two, options).metrics;
+  EXPECT_EQ(m.makespan, 2 * simulate(lowered_one, options).metrics.makespan);
+  std::size_t sends[2] = {0, 0};
+  for (std::uint32_t t = 0; t < lowered_two.task_count(); ++t) {
+    if (lowered_two.kind(TaskId{t}) == TaskKind::Send) ++sends[lowered_two.iteration(TaskId{t})];
+  }
+  std::size_t sends_one = 0;
+  for (std::uint32_t t = 0; t < lowered_one.task_count(); ++t) {
+    sends_one += lowered_one.kind(TaskId{t}) == TaskKind::Send ? 1 : 0;
+  }
+  EXPECT_EQ(sends[0], sends_one);
+  EXPECT_EQ(sends[1], sends_one);
 }
 
 }  // namespace

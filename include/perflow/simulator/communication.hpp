@@ -75,6 +75,11 @@ class CommunicationCost {
 /// True when `graph` has a task of `kind` (a byte search of its kind column).
 bool has_kind(const EventGraph& graph, TaskKind kind);
 
+/// Whether the dependence from -> to moves a result between devices: a data dependence
+/// across devices that is not a SYNC barrier's (which moves nothing) nor a transfer's own
+/// (from a SEND, into a RECV: already lowered). What lowering turns into transfer tasks.
+bool moves_data(const EventGraph& graph, TaskId from, const Adjacent& to);
+
 /// Throws ScheduleError if the graph's work plus a transfer on every edge could overflow the
 /// simulator's integer nanoseconds (about 146 years): a guard against unit mistakes.
 void check_time_range(const EventGraph& graph, const CommunicationCost& comm);

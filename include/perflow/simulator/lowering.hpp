@@ -15,8 +15,9 @@ namespace perflow::simulator {
 /// to all of u's consumers on device b. SEND models a matched send/recv pair (NCCL's send
 /// and recv kernels run as one transfer), so there is no separate RECV task.
 ///
-/// Original tasks keep their ids; SEND tasks follow, with the producer's stage, microbatch
-/// and chunk. Dependences from SEND tasks (an already lowered graph) are left alone. Without
+/// Original tasks keep their ids; SEND tasks follow, with the producer's stage, microbatch,
+/// chunk and iteration. Only dependences that move data are lowered (moves_data): those of
+/// a SYNC barrier and those from a SEND or into a RECV (already lowered) are left alone. Without
 /// bytes or bandwidth the SENDs take no time and the simulation equals the unlowered one.
 EventGraph lower_communication(const EventGraph& graph, const SimulationOptions& options);
 
