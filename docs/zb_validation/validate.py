@@ -98,34 +98,26 @@ class Runner:
         self.perflow, self.out_dir, self.cache = perflow, out_dir, {}
 
     def report(self, config):
-        key = json.dumps(config, sort_keys=True)
-        if key not in self.cache:
-            path = self.out_dir / f"run-{len(self.cache):03d}.json"
-            path.write_text(json.dumps(config, indent=1) + "\n")
-            result = subprocess.run([self.perflow, "simulate", str(path), "--format", "json"],
-                                    capture_output=True, text=True)
+        self.prefetch([config])
+        return self.cache[json.dumps(config, sort_keys=True)]
+
+    def prefetch(self, configs):
+        """Runs the configs not yet run (as run-NNN.json in the order given), as many at
+        once as there are cores."""
+        todo = {json.dumps(c, sort_keys=True): c for c in configs}
+        todo = [(k, c) for k, c in todo.items() if k not in self.cache]
+        paths = []
+        for i, (_, config) in enumerate(todo):
+            paths.append(self.out_dir / f"run-{len(self.cache) + i:03d}.json")
+            paths[-1].write_text(json.dumps(config, indent=1) + "\n")
+        with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            results = list(pool.map(
+                lambda path: subprocess.run([self.perflow, "simulate", str(path), "--format",
+                                             "json"], capture_output=True, text=True), paths))
+        for (key, config), result in zip(todo, results):
             if result.returncode != 0:
                 sys.exit(f"{config['description']}: perflow failed: {result.stderr.strip()}")
             self.cache[key] = json.loads(result.stdout)
-        return self.cache[key]
-
-    def prefetch(self, configs):
-        """Runs the configs not yet run, as many at once as there are cores."""
-        todo = {json.dumps(c, sort_keys=True): c for c in configs}
-        todo = [c for k, c in todo.items() if k not in self.cache]
-        with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-            list(pool.map(self.report_unnumbered, todo))
-
-    def report_unnumbered(self, config):
-        key = json.dumps(config, sort_keys=True)
-        with tempfile.NamedTemporaryFile("w", suffix=".json", dir=self.out_dir,
-                                         delete=False) as f:
-            f.write(json.dumps(config, indent=1) + "\n")
-        result = subprocess.run([self.perflow, "simulate", f.name, "--format", "json"],
-                                capture_output=True, text=True)
-        if result.returncode != 0:
-            sys.exit(f"{config['description']}: perflow failed: {result.stderr.strip()}")
-        self.cache[key] = json.loads(result.stdout)
 
     def step_ns(self, config):
         r = self.report(config)

@@ -191,18 +191,19 @@ std::string render_report(const Config& config, const EventGraph& graph,
     // columns) then overlap instead of waiting one by one between the writes.
     w.key("order").begin_array();
     const std::span<const TaskId> events = trace.events(dm.device);
-    if (graph.has_iterations()) {
-      for (const TaskId t : events) w.value(label.of(graph, t));
-    }
-    for (std::size_t first = 0; first < events.size() && !graph.has_iterations();
-         first += kLabelBlock) {
+    const bool iterations = graph.has_iterations();
+    for (std::size_t first = 0; first < events.size(); first += kLabelBlock) {
       const std::size_t count = std::min(kLabelBlock, events.size() - first);
       std::array<TaskLabel, kLabelBlock> block;
+      std::array<std::uint32_t, kLabelBlock> iteration;
       for (std::size_t i = 0; i < count; ++i) {
         const TaskId t = events[first + i];
         block[i] = {graph.kind(t), graph.microbatch(t), graph.chunk(t)};
+        iteration[i] = graph.iteration(t);
       }
-      for (std::size_t i = 0; i < count; ++i) w.value(label.of(block[i]));
+      for (std::size_t i = 0; i < count; ++i) {
+        w.value(iterations ? label.of(block[i], iteration[i]) : label.of(block[i]));
+      }
     }
     w.end_array();
     w.field("out_of_memory", oom);

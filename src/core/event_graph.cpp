@@ -50,14 +50,19 @@ EventGraphBuilder::EventGraphBuilder(std::uint32_t device_count)
   for (std::uint32_t d = 0; d < device_count; ++d) lanes_.push_back({DeviceId{d}, "compute"});
 }
 
-EventGraphBuilder EventGraphBuilder::extend(
-    const EventGraph& graph, const std::function<bool(TaskId, TaskId)>& keep_dependence) {
+EventGraphBuilder EventGraphBuilder::with_lanes_of(const EventGraph& graph) {
   EventGraphBuilder builder(graph.device_count());
-  const std::size_t n = graph.task_count();
   for (std::uint32_t l = graph.device_count(); l < graph.lane_count(); ++l) {
     const LaneInfo& lane = graph.lane_info(LaneId{l});
     (void)builder.add_lane(lane.device, lane.name);
   }
+  return builder;
+}
+
+EventGraphBuilder EventGraphBuilder::extend(
+    const EventGraph& graph, const std::function<bool(TaskId, TaskId)>& keep_dependence) {
+  EventGraphBuilder builder = with_lanes_of(graph);
+  const std::size_t n = graph.task_count();
   builder.tasks_ = graph.tasks_;
   std::size_t data_edges = 0;
   for (const Adjacent& a : graph.succ_) data_edges += a.kind() == EdgeKind::Data ? 1u : 0u;

@@ -23,11 +23,7 @@ EventGraph repeat_iterations(const EventGraph& graph, const IterationSpec& spec)
   const std::uint32_t lanes = graph.lane_count();
   const std::uint32_t devices = graph.device_count();
 
-  EventGraphBuilder builder(devices);
-  for (std::uint32_t l = devices; l < lanes; ++l) {
-    const LaneInfo& lane = graph.lane_info(LaneId{l});
-    (void)builder.add_lane(lane.device, lane.name);
-  }
+  EventGraphBuilder builder = EventGraphBuilder::with_lanes_of(graph);
   const LaneId sync_lane = spec.optimizer_sync && devices > 0
                                ? builder.add_lane(DeviceId{0}, "iteration sync")
                                : LaneId{};

@@ -2,6 +2,7 @@
 #include <utility>
 #include <vector>
 
+#include "detail/transfer_task.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/simulator/communication.hpp"
 #include "perflow/simulator/lowering.hpp"
@@ -58,29 +59,18 @@ EventGraph lower_blocking_transfers(const EventGraph& graph, const SimulationOpt
     }
   }
 
-  EventGraphBuilder builder(graph.device_count());
-  for (std::uint32_t l = graph.device_count(); l < graph.lane_count(); ++l) {
-    const LaneInfo& lane = graph.lane_info(LaneId{l});
-    (void)builder.add_lane(lane.device, lane.name);
-  }
+  EventGraphBuilder builder = EventGraphBuilder::with_lanes_of(graph);
   builder.reserve(n + 2 * transfers.size(), graph.edge_count() + 2 * transfers.size());
   for (std::uint32_t t = 0; t < n; ++t) (void)builder.add_task(graph.spec(TaskId{t}));
-  // Per task: the transfers it sends (after it) and receives (before it), as index ranges.
+  // Per task: the transfers it sends (after it) and receives (before it), by index.
   std::vector<std::vector<std::uint32_t>> sends_after(n), receives_before(n);
   for (std::uint32_t i = 0; i < transfers.size(); ++i) {
     Transfer& x = transfers[i];
-    TaskSpec send = graph.spec(x.from);
-    send.kind = TaskKind::Send;
-    send.duration = x.time;
-    send.memory_delta = 0;
-    send.lane = LaneId{send.device.value};
-    x.send = builder.add_task(send);
-    TaskSpec recv = graph.spec(x.first_consumer);
-    recv.kind = TaskKind::Recv;
-    recv.duration = x.time;
-    recv.memory_delta = 0;
-    recv.lane = LaneId{recv.device.value};
-    x.recv = builder.add_task(recv);
+    const auto compute_lane = [&](TaskId t) { return LaneId{graph.device(t).value}; };
+    x.send = builder.add_task(
+        detail::transfer_task(graph, x.from, TaskKind::Send, x.time, compute_lane(x.from)));
+    x.recv = builder.add_task(detail::transfer_task(graph, x.first_consumer, TaskKind::Recv, x.time,
+                                                    compute_lane(x.first_consumer)));
     sends_after[x.from.value].push_back(i);
     receives_before[x.first_consumer.value].push_back(i);
   }

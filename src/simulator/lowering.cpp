@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "detail/transfer_task.hpp"
 #include "perflow/simulator/communication.hpp"
 
 namespace perflow::simulator {
@@ -58,17 +59,13 @@ EventGraph lower_communication(const EventGraph& graph, const SimulationOptions&
     const DeviceId from = graph.device(u);
     for (std::size_t i = 0; i < consumers.size();) {
       const DeviceId to = graph.device(consumers[i]);
-      TaskSpec send = graph.spec(u);  // its producer's stage, microbatch, chunk, iteration
-      send.kind = TaskKind::Send;
-      send.duration = comm.bytes_time(u, consumers[i]);
-      send.memory_delta = 0.0;
-      send.lane = lane_of(from, to);
-      const TaskId send_task = builder.add_task(send);
-      builder.add_dependence(u, send_task);
+      const TaskId send = builder.add_task(detail::transfer_task(
+          graph, u, TaskKind::Send, comm.bytes_time(u, consumers[i]), lane_of(from, to)));
+      builder.add_dependence(u, send);
       for (; i < consumers.size() && graph.device(consumers[i]) == to; ++i) {
-        builder.add_dependence(send_task, consumers[i]);
+        builder.add_dependence(send, consumers[i]);
       }
-      if (graph.has_program_order()) builder.append_to_program(send_task);
+      if (graph.has_program_order()) builder.append_to_program(send);
     }
   };
   if (graph.has_program_order()) {

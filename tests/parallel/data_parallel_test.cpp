@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "../support/schedule_helpers.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/parallel/collectives.hpp"
 #include "perflow/parallel/schedule_registry.hpp"
@@ -15,15 +16,7 @@
 namespace perflow::parallel {
 namespace {
 
-PipelineSpec pipeline(std::string schedule, std::uint32_t stages, std::uint32_t microbatches,
-                      std::uint32_t chunks) {
-  PipelineSpec spec;
-  spec.schedule = std::move(schedule);
-  spec.stages = stages;
-  spec.microbatches = microbatches;
-  spec.chunks = chunks;
-  return spec;
-}
+using testing::pipeline_spec;
 
 TEST(RingAllReduce, MatchesTheClosedForm) {
   // 2 (n - 1) latency + 2 (n - 1) / n * bytes / bandwidth.
@@ -40,7 +33,8 @@ TEST(RingAllReduce, MatchesTheClosedForm) {
 // at 9 us. Data parallelism of 2 with 4000 gradient bytes per stage over 1 GB/s: a 4 us
 // all-reduce right after each device's last BW, then a 0.5 us optimizer step.
 TEST(DataParallel, AllReduceAfterTheLastGradientThenTheOptimizer) {
-  const EventGraph g = build_schedule(pipeline("1f1b", 2, 2, 1), CostTable({1000, 1000, 1000}));
+  const EventGraph g =
+      build_schedule(pipeline_spec("1f1b", 2, 2, 1), CostTable({1000, 1000, 1000}));
   EXPECT_EQ(simulator::simulate(g).metrics.makespan, 9000);
 
   DataParallelSpec dp;
@@ -70,7 +64,8 @@ TEST(DataParallel, AllReduceAfterTheLastGradientThenTheOptimizer) {
 }
 
 TEST(DataParallel, DegreeOneAddsOnlyTheOptimizer) {
-  const EventGraph g = build_schedule(pipeline("1f1b", 2, 2, 1), CostTable({1000, 1000, 1000}));
+  const EventGraph g =
+      build_schedule(pipeline_spec("1f1b", 2, 2, 1), CostTable({1000, 1000, 1000}));
   DataParallelSpec dp;
   dp.gradient_bytes = {4000, 4000};
   dp.optimizer = {500, 700};
@@ -86,7 +81,7 @@ TEST(DataParallel, DegreeOneAddsOnlyTheOptimizer) {
 // W finishes, and the first one overlaps the device's remaining backward work; without,
 // every all-reduce waits for the device's last compute task. Either way OPT comes last.
 TEST(DataParallel, OverlapStartsEachChunkAfterItsLastGradient) {
-  PipelineSpec spec = pipeline("interleaved-1f1b", 4, 8, 2);
+  PipelineSpec spec = pipeline_spec("interleaved-1f1b", 4, 8, 2);
   spec.split_backward = true;
   const EventGraph g = build_schedule(spec, CostTable({1000, 2000, 1500}));
   for (const bool overlap : {true, false}) {
@@ -140,7 +135,8 @@ TEST(DataParallel, OverlapStartsEachChunkAfterItsLastGradient) {
 }
 
 TEST(DataParallel, ComposesWithLowering) {
-  const EventGraph g = build_schedule(pipeline("1f1b", 2, 2, 1), CostTable({1000, 1000, 1000}));
+  const EventGraph g =
+      build_schedule(pipeline_spec("1f1b", 2, 2, 1), CostTable({1000, 1000, 1000}));
   DataParallelSpec dp;
   dp.degree = 2;
   dp.bandwidth = 1e9;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../support/schedule_helpers.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/core/task_table.hpp"
 #include "perflow/parallel/data_parallel.hpp"
@@ -14,15 +15,7 @@
 namespace perflow::parallel {
 namespace {
 
-PipelineSpec pipeline(std::string schedule, std::uint32_t stages, std::uint32_t microbatches,
-                      std::uint32_t chunks = 1) {
-  PipelineSpec spec;
-  spec.schedule = std::move(schedule);
-  spec.stages = stages;
-  spec.microbatches = microbatches;
-  spec.chunks = chunks;
-  return spec;
-}
+using testing::pipeline_spec;
 
 EventGraph repeated(const EventGraph& g, std::uint32_t count, bool sync) {
   return repeat_iterations(g, IterationSpec{count, sync});
@@ -38,7 +31,7 @@ TEST(Iterations, SynchronousIterationsTakeExactlyNTimesOne) {
                                      {"interleaved-1f1b", 2},
                                      {"zbv", 2}}) {
     SCOPED_TRACE(name);
-    const EventGraph one = build_schedule(pipeline(name, 4, 8, chunks), costs);
+    const EventGraph one = build_schedule(pipeline_spec(name, 4, 8, chunks), costs);
     const simulator::Metrics single = simulator::simulate(one).metrics;
     EXPECT_EQ(single.iteration_time, single.makespan);
     EXPECT_EQ(single.iteration_finish, std::vector<TimeNs>{single.makespan});
@@ -61,7 +54,7 @@ TEST(Iterations, SynchronousIterationsTakeExactlyNTimesOne) {
 // With an optimizer step the synchronous period is one iteration with its step: the barrier
 // waits for the slowest device's step.
 TEST(Iterations, SynchronousPeriodIncludesTheSlowestOptimizerStep) {
-  const EventGraph one = build_schedule(pipeline("1f1b", 2, 2), CostTable({1000, 1000, 1000}));
+  const EventGraph one = build_schedule(pipeline_spec("1f1b", 2, 2), CostTable({1000, 1000, 1000}));
   DataParallelSpec dp;
   dp.optimizer = {500, 700};
   const EventGraph stepped = add_data_parallel(one, dp);
@@ -76,7 +69,7 @@ TEST(Iterations, SynchronousPeriodIncludesTheSlowestOptimizerStep) {
 // waits for device 0's F of the next iteration; device 0 waits for nothing of device 1's.
 // 1F1B p=2 m=2, F=1, BW=2: device 0 runs F0 F1 [0,2], BW0 [5,7], BW1 [7,9]... (see below).
 TEST(Iterations, AsynchronousDevicesGoOnAfterTheirOwnStep) {
-  const EventGraph one = build_schedule(pipeline("1f1b", 2, 2), CostTable({1000, 1000, 1000}));
+  const EventGraph one = build_schedule(pipeline_spec("1f1b", 2, 2), CostTable({1000, 1000, 1000}));
   const EventGraph g = repeated(one, 2, false);
   EXPECT_EQ(g.lane_count(), 2u);  // no sync lane
   const simulator::SimulationResult r = simulator::simulate(g);
@@ -105,7 +98,7 @@ TEST(Iterations, AsynchronousZeroBubblePeriodIsTheLongestDeviceSpan) {
       DataParallelSpec dp;
       dp.optimizer.assign(4, 500);
       const EventGraph one =
-          add_data_parallel(build_schedule(pipeline(name, 4, 8), CostTable(c)), dp);
+          add_data_parallel(build_schedule(pipeline_spec(name, 4, 8), CostTable(c)), dp);
       const simulator::Metrics single = simulator::simulate(one).metrics;
       TimeNs longest = 0;
       for (const auto& d : single.devices) longest = std::max(longest, d.span());
@@ -121,7 +114,7 @@ TEST(Iterations, AsynchronousZeroBubblePeriodIsTheLongestDeviceSpan) {
 }
 
 TEST(Iterations, TasksCarryTheirIteration) {
-  const EventGraph one = build_schedule(pipeline("1f1b", 2, 2), CostTable({1000, 1000, 1000}));
+  const EventGraph one = build_schedule(pipeline_spec("1f1b", 2, 2), CostTable({1000, 1000, 1000}));
   EXPECT_FALSE(one.has_iterations());
   EXPECT_EQ(one.label(TaskId{0}), "F0.0");
   const EventGraph g = repeated(one, 3, true);
@@ -150,7 +143,7 @@ TEST(Iterations, TasksCarryTheirIteration) {
 }
 
 TEST(Iterations, RefusesWhatItCannotRepeat) {
-  const EventGraph one = build_schedule(pipeline("1f1b", 2, 2), CostTable({1000, 1000, 1000}));
+  const EventGraph one = build_schedule(pipeline_spec("1f1b", 2, 2), CostTable({1000, 1000, 1000}));
   EXPECT_THROW((void)repeated(one, 0, true), ScheduleError);
   EXPECT_THROW((void)repeated(repeated(one, 2, true), 2, true), ScheduleError);
   EventGraphBuilder bare(1);

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../support/schedule_helpers.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/parallel/iterations.hpp"
 #include "perflow/parallel/schedule_registry.hpp"
@@ -12,18 +13,11 @@
 namespace perflow::simulator {
 namespace {
 
-EventGraph one_f_one_b(std::uint32_t stages, std::uint32_t microbatches) {
-  parallel::PipelineSpec spec;
-  spec.schedule = "1f1b";
-  spec.stages = stages;
-  spec.microbatches = microbatches;
-  return parallel::build_schedule(spec, parallel::CostTable({1000, 1000, 1000}));
-}
+using testing::order_string;
 
-std::vector<std::string> labels(const EventGraph& g, const Trace& trace, std::uint32_t device) {
-  std::vector<std::string> out;
-  for (const TaskId t : trace.events(DeviceId{device})) out.push_back(g.label(t));
-  return out;
+EventGraph one_f_one_b(std::uint32_t stages, std::uint32_t microbatches) {
+  return parallel::build_schedule(testing::pipeline_spec("1f1b", stages, microbatches),
+                                  parallel::CostTable({1000, 1000, 1000}));
 }
 
 // One microbatch over two stages, 100 ns per transfer: the transfers sit on both compute
@@ -37,10 +31,8 @@ TEST(BlockingTransfers, TwoStagesOneMicrobatchAddTheTransferOnBothLanes) {
 
   const EventGraph g = lower_blocking_transfers(async, options);
   const SimulationResult r = simulate(g, options);
-  EXPECT_EQ(labels(g, r.trace, 0),
-            (std::vector<std::string>{"F0.0", "SEND0.0", "RECV0.0", "BW0.0"}));
-  EXPECT_EQ(labels(g, r.trace, 1),
-            (std::vector<std::string>{"RECV0.0", "F0.0", "BW0.0", "SEND0.0"}));
+  EXPECT_EQ(order_string(g, r.trace, 0), "F0.0 SEND0.0 RECV0.0 BW0.0");
+  EXPECT_EQ(order_string(g, r.trace, 1), "RECV0.0 F0.0 BW0.0 SEND0.0");
   const auto at = [&](std::uint32_t device, std::size_t i) {
     const TaskId t = r.trace.events(DeviceId{device})[i];
     return std::pair{r.trace.start_of(t), r.trace.finish_of(t)};

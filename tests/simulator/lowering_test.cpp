@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "../support/schedule_helpers.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/parallel/iterations.hpp"
 #include "perflow/parallel/schedule_registry.hpp"
@@ -14,15 +15,7 @@
 namespace perflow::simulator {
 namespace {
 
-parallel::PipelineSpec pipeline(std::string schedule, std::uint32_t stages,
-                                std::uint32_t microbatches, std::uint32_t chunks) {
-  parallel::PipelineSpec spec;
-  spec.schedule = std::move(schedule);
-  spec.stages = stages;
-  spec.microbatches = microbatches;
-  spec.chunks = chunks;
-  return spec;
-}
+using testing::pipeline_spec;
 
 // Device 0 runs F0, F1 (1 us each); device 1 runs their consumers (1 us each). Each
 // activation is 2000 bytes over a 1 GB/s link with 100 ns latency: 2 us on the wire.
@@ -112,7 +105,7 @@ TEST(Lowering, EverySchedulePropertiesOverAGrid) {
     for (std::uint32_t p = 2; p <= 4; ++p) {
       for (const std::uint32_t m : {4u, 8u}) {
         for (std::uint32_t v = 1; v <= 2; ++v) {
-          const parallel::PipelineSpec spec = pipeline(info.name, p, m, v);
+          const parallel::PipelineSpec spec = pipeline_spec(info.name, p, m, v);
           EventGraph g;
           try {
             g = parallel::build_schedule(spec, parallel::CostTable({1000, 2000, 1500, 1.0, 0.5}));
@@ -160,8 +153,8 @@ TEST(Lowering, BarriersOfIterationsAreNotTransfers) {
   SimulationOptions options(10'000);
   options.intra_node = Link{200, 1e9};
   options.boundary_bytes.assign(4, 1500.0);
-  const EventGraph one =
-      parallel::build_schedule(pipeline("1f1b", 4, 8, 1), parallel::CostTable({1000, 1000, 1000}));
+  const EventGraph one = parallel::build_schedule(pipeline_spec("1f1b", 4, 8, 1),
+                                                  parallel::CostTable({1000, 1000, 1000}));
   const EventGraph lowered_one = lower_communication(one, options);
   const EventGraph lowered_two =
       lower_communication(parallel::repeat_iterations(one, {2, true}), options);

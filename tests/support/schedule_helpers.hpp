@@ -3,15 +3,28 @@
 // Helpers shared by the schedule and simulator tests.
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "perflow/core/event_graph.hpp"
 #include "perflow/core/trace.hpp"
+#include "perflow/parallel/pipeline.hpp"
 #include "perflow/simulator/simulate.hpp"
 
 namespace perflow::testing {
+
+/// A pipeline of `schedule` with its sizes, everything else at its default.
+inline parallel::PipelineSpec pipeline_spec(std::string schedule, std::uint32_t stages,
+                                            std::uint32_t microbatches, std::uint32_t chunks = 1) {
+  parallel::PipelineSpec spec;
+  spec.schedule = std::move(schedule);
+  spec.stages = stages;
+  spec.microbatches = microbatches;
+  spec.chunks = chunks;
+  return spec;
+}
 
 /// A device's executed task labels joined by spaces, as the fixtures write orders.
 inline std::string order_string(const EventGraph& graph, const Trace& trace, std::uint32_t d) {

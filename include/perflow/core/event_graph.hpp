@@ -108,6 +108,10 @@ class EventGraphBuilder {
   static EventGraphBuilder extend(const EventGraph& graph,
                                   const std::function<bool(TaskId, TaskId)>& keep_dependence = {});
 
+  /// An empty builder with `graph`'s devices and lanes (same ids and names), for passes that
+  /// rebuild a graph task by task: every task and program is theirs to add.
+  static EventGraphBuilder with_lanes_of(const EventGraph& graph);
+
   void reserve(std::size_t tasks, std::size_t edges);
 
   /// A communication lane on `device`; tasks name it in TaskSpec::lane. Throws
