@@ -167,7 +167,7 @@ TEST(Lowering, BarriersOfIterationsAreNotTransfers) {
   }
   std::size_t sends_one = 0;
   for (std::uint32_t t = 0; t < lowered_one.task_count(); ++t) {
-    sends_one += lowered_one.kind(TaskId{t}) == TaskKind::Send ? 1 : 0;
+    sends_one += lowered_one.kind(TaskId{t}) == TaskKind::Send ? 1u : 0u;
   }
   EXPECT_EQ(sends[0], sends_one);
   EXPECT_EQ(sends[1], sends_one);
