@@ -15,6 +15,7 @@
 #include "perflow/core/json_cursor.hpp"
 #include "perflow/core/memory_budget.hpp"
 #include "perflow/core/task.hpp"
+#include "perflow/parallel/recompute.hpp"
 #include "perflow/parallel/schedule_registry.hpp"
 #include "perflow/simulator/lowering.hpp"
 #include "perflow/simulator/simulate.hpp"
@@ -153,14 +154,36 @@ Config parse_config(const nlohmann::json& document, const std::string& file) {
   return config;
 }
 
-DeviceMemory device_memory(const Config& config, const simulator::DeviceMetrics& device) {
+DeviceMemory device_memory(const Config& config, const simulator::DeviceMetrics& device,
+                           std::optional<double> peak_without_saving) {
   DeviceMemory memory;
   if (device.device.value < config.devices.size())
     memory.info = config.devices[device.device.value];
   memory.total = memory.info.static_memory + device.peak_memory;
+  memory.peak_without_saving = peak_without_saving.value_or(device.peak_memory);
+  memory.total_without_saving =
+      memory.info.static_memory + memory.info.host_optimizer_state + memory.peak_without_saving;
   memory.out_of_memory =
       memory.info.memory_capacity > 0 && memory.total > memory.info.memory_capacity;
   return memory;
+}
+
+std::vector<double> peaks_without_saving(const Config& config, const EventGraph& graph,
+                                         const Trace& trace) {
+  const bool recomputes =
+      parallel::any_recompute(config.costs, config.pipeline.stages, config.pipeline.chunks);
+  if (!recomputes && !config.offloads) return {};
+  std::vector<double> peaks(graph.device_count(), 0.0);
+  for (std::uint32_t d = 0; d < graph.device_count() && d < trace.lane_count(); ++d) {
+    double memory = 0;
+    for (const TaskId t : trace.events(DeviceId{d})) {
+      const TaskKind kind = graph.kind(t);
+      if (!is_compute(kind)) continue;
+      memory += config.costs.at(graph.stage(t), graph.chunk(t)).memory_delta(kind);
+      peaks[d] = std::max(peaks[d], memory);
+    }
+  }
+  return peaks;
 }
 
 std::optional<Throughput> throughput(const Config& config, TimeNs makespan) {
@@ -260,8 +283,10 @@ void check_config_memory(const Config& config, double bytes, const std::string& 
 void check_run_memory(const Config& config, std::uint64_t tasks) {
   // Data parallelism and lowered communication copy the graph and add about a task per
   // task: about three times the memory.
-  const bool extended = config.data_parallel.degree > 1 || config.lower_communication ||
-                        config.blocking_p2p || config.iterations.count > 1;
+  const bool extended =
+      config.data_parallel.degree > 1 || config.lower_communication || config.blocking_p2p ||
+      config.iterations.count > 1 || config.offloads ||
+      parallel::any_recompute(config.costs, config.pipeline.stages, config.pipeline.chunks);
   const double per_task = kRunBytesPerTask * (extended ? 3 : 1);
   tasks *= config.iterations.count;
   check_config_memory(config, static_cast<double>(tasks) * per_task,
@@ -305,9 +330,13 @@ EventGraph build_graph_of(const Config& config) {
     return std::any_of(values.begin(), values.end(), [](auto x) { return x > 0; });
   };
   try {
+    if (parallel::any_recompute(config.costs, config.pipeline.stages, config.pipeline.chunks)) {
+      graph = parallel::add_recompute(graph, config.costs);
+    }
     if (dp.degree > 1 || positive(dp.optimizer) || positive(dp.step_overhead)) {
       graph = parallel::add_data_parallel(graph, dp);
     }
+    if (config.offloads) graph = parallel::add_offload(graph, config.offload);
     if (config.iterations.count > 1) graph = parallel::repeat_iterations(graph, config.iterations);
     if (config.lower_communication) {
       graph = simulator::lower_communication(graph, config.simulation);

@@ -115,6 +115,44 @@ constexpr Field kCostFields[] = {
      .description = "tensor-parallel all-reduces in each F and in each B of one chunk",
      .min = 0,
      .max = kMaxDegree},
+    {.name = "recompute",
+     .kind = K::Choice,
+     .description = "activation recomputation: \"none\" (default), \"selective\" (the "
+                    "attention core) or \"full\" (the whole forward), an R task before each "
+                    "backward",
+     .choices = kRecomputes},
+    {.name = "recompute_forward",
+     .kind = K::Duration,
+     .description = "with recompute: one R task (default: the forward for full; with /model, "
+                    "derived)"},
+    {.name = "recompute_activation",
+     .kind = K::Size,
+     .description = "with recompute: what one F keeps until its backward (with /model, "
+                    "derived)"},
+    {.name = "offload",
+     .kind = K::Object,
+     .description = "activations (and optimizer state) kept in host memory, copied over the "
+                    "host link",
+     .section = &kOffloadSection},
+};
+
+constexpr Field kOffloadFields[] = {
+    {.name = "ratio",
+     .kind = K::Number,
+     .description = "the share of microbatches whose activation goes to the host",
+     .min = 0,
+     .max = 1},
+    {.name = "budget",
+     .kind = K::Size,
+     .description = "instead of a ratio: the device's activation memory to stay under, "
+                    "offloading as few as that takes (a stage's: not per chunk)"},
+    {.name = "optimizer",
+     .kind = K::Boolean,
+     .description = "keep the optimizer state in host memory: copied in before the optimizer "
+                    "step and back after it (a stage's: not per chunk)"},
+    {.name = "optimizer_state",
+     .kind = K::Size,
+     .description = "with optimizer: its bytes (with /model, derived)"},
 };
 
 constexpr Field kOverrideFields[] = {
@@ -131,6 +169,8 @@ constexpr Field kOverrideFields[] = {
 
 }  // namespace
 
+constinit const Section kOffloadSection{
+    "offload", "what goes to host memory", {kOffloadFields, {}}};
 constinit const Section kOverrideSection{
     "override", "costs for a stage or a range of stages", {kCostFields, kOverrideFields}};
 
@@ -152,6 +192,11 @@ constexpr Field kCostsOwnFields[] = {
 
 constexpr Field kDeviceTypeFields[] = {
     {.name = "memory", .kind = K::Size, .description = "the device's memory capacity"},
+    {.name = "host_link",
+     .kind = K::Object,
+     .description = "its link to host memory (PCIe, NVLink-C2C) for offloading (default: "
+                    "/network/host_link)",
+     .section = &kLinkSection},
     {.name = "preset",
      .kind = K::DevicePreset,
      .description = "a GPU from `perflow devices`: its specs, each overridable here"},
@@ -278,6 +323,11 @@ constexpr Field kNetworkFields[] = {
      .kind = K::Object,
      .description = "the per-rank link of a tensor-parallel all-reduce ring (default: "
                     "intra_node)",
+     .section = &kLinkSection},
+    {.name = "host_link",
+     .kind = K::Object,
+     .description = "every device's link to host memory for offloading, unless its device "
+                    "type gives one",
      .section = &kLinkSection},
 };
 

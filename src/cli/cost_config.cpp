@@ -27,11 +27,21 @@
 namespace perflow::cli::detail {
 namespace {
 
+// /costs/offload (or a device type's, or an override's): replaced as a whole.
+struct OffloadFields {
+  std::optional<double> ratio, budget, optimizer_state;
+  bool optimizer = false;
+};
+
 struct PartialCosts {
   std::optional<TimeNs> forward, backward, weight, optimizer, launch_overhead, step_overhead;
   std::optional<double> activation, backward_frees, static_memory, boundary_bytes;
   std::optional<double> gradient_bytes, tp_allreduce_bytes;
   std::optional<std::uint32_t> tp_allreduces;
+  std::optional<model::Recompute> recompute;
+  std::optional<TimeNs> recompute_forward;
+  std::optional<double> recompute_activation;
+  std::optional<OffloadFields> offload;
 
   void apply(const PartialCosts& over) {
     const auto take = [](auto& field, const auto& other) {
@@ -50,13 +60,19 @@ struct PartialCosts {
     take(tp_allreduces, over.tp_allreduces);
     take(launch_overhead, over.launch_overhead);
     take(step_overhead, over.step_overhead);
+    take(recompute, over.recompute);
+    take(recompute_forward, over.recompute_forward);
+    take(recompute_activation, over.recompute_activation);
+    take(offload, over.offload);
   }
 
   /// Chunk `c`'s share of costs given for a whole stage (`costs.per: "stage"`): durations
   /// and all-reduce counts split so the chunks sum exactly to the stage's (the first chunks
   /// take the remainder), activation and gradient bytes divided. What is not a chunk's
   /// (static memory, boundary bytes, one all-reduce's bytes, the B/W split, the launch
-  /// overhead of each task and the step overhead of the device) stays.
+  /// overhead of each task and the step overhead of the device, the recomputation mode and
+  /// the offload policy) stays; the recomputed forward is split and its activation divided
+  /// like the forward's.
   [[nodiscard]] PartialCosts share_of_stage(std::uint32_t c, std::uint32_t chunks) const {
     PartialCosts share = *this;
     const auto split = [&](auto& field) {
@@ -71,7 +87,9 @@ struct PartialCosts {
     split(share.weight);
     split(share.optimizer);
     split(share.tp_allreduces);
+    split(share.recompute_forward);
     if (share.activation) *share.activation /= chunks;
+    if (share.recompute_activation) *share.recompute_activation /= chunks;
     if (share.gradient_bytes) *share.gradient_bytes /= chunks;
     return share;
   }
@@ -79,7 +97,8 @@ struct PartialCosts {
 
 // What the model derives for one (stage, chunk): every field, as if given per chunk.
 // Static memory is the stage's (the sum over its chunks), as /costs gives it.
-PartialCosts derived_costs(const model::PositionCosts& p, double stage_static_memory) {
+PartialCosts derived_costs(const model::PositionCosts& p, double stage_static_memory,
+                           model::Recompute recompute) {
   PartialCosts out;
   const auto ns = [](double x) { return static_cast<TimeNs>(std::llround(x)); };
   out.forward = ns(p.forward_ns);
@@ -93,6 +112,7 @@ PartialCosts derived_costs(const model::PositionCosts& p, double stage_static_me
   out.gradient_bytes = p.dp_gradient_bytes;
   out.tp_allreduce_bytes = p.tp_allreduce_bytes;
   out.tp_allreduces = p.tp_allreduces;
+  out.recompute = recompute;  // its time and what F keeps: from the mode resolved at the end
   return out;
 }
 
@@ -142,6 +162,28 @@ PartialCosts read_cost_fields(const JsonCursor& c) {
   if (auto x = c.find("tp_allreduces")) {
     p.tp_allreduces =
         static_cast<std::uint32_t>(read_integer(*x, kCostsSection.field("tp_allreduces")));
+  }
+  if (auto x = c.find("recompute")) {
+    const std::optional<model::Recompute> mode = model::parse_recompute(x->as_string());
+    if (!mode) x->fail_expected("\"none\", \"selective\" or \"full\"");
+    p.recompute = mode;
+  }
+  if (auto x = c.find("recompute_forward")) p.recompute_forward = x->as_duration();
+  if (auto x = c.find("recompute_activation")) p.recompute_activation = read_bytes(*x);
+  if (auto x = c.find("offload")) {
+    x->expect_object(kOffloadSection.keys());
+    OffloadFields offload;
+    if (auto r = x->find("ratio")) {
+      offload.ratio = r->as_number_at_least(0.0);
+      if (*offload.ratio > 1.0) r->fail_expected("a share in [0, 1]");
+    }
+    if (auto b = x->find("budget")) {
+      if (offload.ratio) b->fail("give a ratio or a budget, not both");
+      offload.budget = read_bytes(*b);
+    }
+    if (auto o = x->find("optimizer")) offload.optimizer = o->as_bool();
+    if (auto o = x->find("optimizer_state")) offload.optimizer_state = read_bytes(*o);
+    p.offload = offload;
   }
   return p;
 }
@@ -236,6 +278,133 @@ std::string read_schedule_name(const JsonCursor& cursor) {
   return name;
 }
 
+namespace {
+
+// Recomputation of (s, c): its mode, the R task's time (the recomputed forward's, with its
+// tensor-parallel all-reduces for full) and what F keeps: given, or derived by /model, or
+// (time, full) the forward.
+void resolve_recompute(const PartialCosts& p, std::uint32_t s, std::uint32_t c,
+                       const Config& config, TimeNs tp, const JsonCursor& where,
+                       parallel::TaskCosts& resolved) {
+  const model::Recompute mode = p.recompute.value_or(model::Recompute::None);
+  if (mode == model::Recompute::None) return;
+  const std::size_t m = static_cast<std::size_t>(mode);
+  const model::PositionCosts* derived = nullptr;
+  if (config.model && !config.model->positions.empty()) {
+    derived = &config.model->positions[std::size_t{s} * config.pipeline.chunks + c];
+  }
+  const bool timed = derived && config.model->timed[s];
+  const TimeNs full_tp = mode == model::Recompute::Full ? tp : 0;
+  resolved.recompute = true;
+  if (p.recompute_forward) {
+    resolved.recompute_forward = *p.recompute_forward;
+  } else if (timed) {
+    resolved.recompute_forward =
+        static_cast<TimeNs>(std::llround(derived->recompute_forward_ns[m])) + full_tp;
+  } else if (mode == model::Recompute::Full) {
+    resolved.recompute_forward = resolved.forward;  // the forward again, all-reduces included
+  } else {
+    where.fail(
+        fmt::format("stage {} chunk {} recomputes selectively but has no recompute_forward: give "
+                    "/costs/recompute_forward (the R task's time), or /model with a GPU",
+                    s, c));
+  }
+  if (p.recompute_activation) {
+    resolved.recompute_activation = *p.recompute_activation;
+  } else if (derived) {
+    resolved.recompute_activation = derived->kept_activation[m];
+  } else {
+    where.fail(
+        fmt::format("stage {} chunk {} recomputes ({}) but has no recompute_activation: give "
+                    "/costs/recompute_activation (what an F keeps until its backward), or /model",
+                    s, c, model::to_string(mode)));
+  }
+  if (derived) resolved.recompute_rebuilt = derived->recompute_rebuilt[m];
+  if (resolved.recompute_activation > resolved.activation) {
+    where.fail(fmt::format(
+        "stage {} chunk {}: recompute_activation ({} bytes) is more than the activation it "
+        "recomputes ({} bytes)",
+        s, c, resolved.recompute_activation, resolved.activation));
+  }
+}
+
+// Offloading of (s, c): its ratio; a stage's budget and optimizer state from chunk 0.
+void resolve_offload(const PartialCosts& p, std::uint32_t s, std::uint32_t c, Config& config,
+                     const JsonCursor& where) {
+  parallel::OffloadSpec& spec = config.offload;
+  const std::uint32_t chunks = config.pipeline.chunks;
+  if (s == 0 && c == 0) {
+    spec = parallel::OffloadSpec{};
+    spec.chunks = chunks;
+    spec.ratio.assign(std::size_t{config.pipeline.stages} * chunks, 0.0);
+    spec.budget.assign(config.pipeline.stages, std::nullopt);
+    spec.optimizer_bytes.assign(config.pipeline.stages, 0.0);
+  }
+  if (!p.offload) return;
+  spec.ratio[std::size_t{s} * chunks + c] = p.offload->ratio.value_or(0.0);
+  if (c != 0) return;
+  spec.budget[s] = p.offload->budget;
+  if (!p.offload->optimizer) return;
+  double bytes = 0;
+  if (p.offload->optimizer_state) {
+    bytes = *p.offload->optimizer_state;
+  } else if (config.model && !config.model->positions.empty()) {
+    for (std::uint32_t k = 0; k < chunks; ++k) {
+      bytes += config.model->positions[std::size_t{s} * chunks + k].optimizer_bytes;
+    }
+  } else {
+    where.fail(
+        fmt::format("stage {} offloads its optimizer state but its size is unknown: give "
+                    "/costs/offload/optimizer_state, or /model",
+                    s));
+  }
+  spec.optimizer_bytes[s] = bytes;
+}
+
+// The host links of the stages that offload (each needs one), and the optimizer state that
+// leaves the device's static memory.
+void finish_offload(Config& config, const std::vector<std::optional<simulator::Link>>& host_link,
+                    const JsonCursor& where) {
+  parallel::OffloadSpec& spec = config.offload;
+  const std::uint32_t stages = config.pipeline.stages;
+  const std::uint32_t chunks = config.pipeline.chunks;
+  config.offloads = false;
+  spec.host_link.assign(stages, parallel::HostLink{});
+  for (std::uint32_t s = 0; s < stages; ++s) {
+    bool offloads = spec.budget[s].has_value() || spec.optimizer_bytes[s] > 0;
+    for (std::uint32_t c = 0; c < chunks; ++c) {
+      offloads = offloads || spec.ratio[std::size_t{s} * chunks + c] > 0;
+    }
+    if (!offloads) continue;
+    config.offloads = true;
+    if (!host_link[s]) {
+      where.fail(fmt::format(
+          "stage {} offloads to host memory but has no host link: give /network/host_link "
+          "or host_link in its device type ({{\"bandwidth\": \"64GB/s\", \"latency\": 2}} "
+          "for PCIe Gen5 x16)",
+          s));
+    }
+    spec.host_link[s] = {host_link[s]->latency, host_link[s]->bandwidth};
+    if (spec.optimizer_bytes[s] > 0) {
+      TimeNs optimizer = config.data_parallel.step_overhead[s];
+      for (std::uint32_t c = 0; c < chunks; ++c) {
+        optimizer += config.data_parallel.optimizer[std::size_t{s} * chunks + c];
+      }
+      if (optimizer == 0) {
+        where.fail(fmt::format(
+            "stage {} offloads its optimizer state but has no optimizer step to copy it for: "
+            "give /costs/optimizer, or /model with a GPU",
+            s));
+      }
+      DeviceInfo& device = config.devices[s];
+      device.host_optimizer_state = std::min(spec.optimizer_bytes[s], device.static_memory);
+      device.static_memory -= device.host_optimizer_state;
+    }
+  }
+}
+
+}  // namespace
+
 void parse_cost_sections(const JsonCursor& root, Config& config) {
   const std::uint32_t stages = config.pipeline.stages;
   const std::uint32_t chunks = config.pipeline.chunks;
@@ -275,8 +444,9 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
 
   // Device types, placed on stage ranges (by /placement, or by /parts). Their costs are
   // applied below, once the model's derived costs (which need their GPUs) are known.
-  std::vector<std::vector<PartialCosts>> type_costs;         // per placement entry, per chunk
-  std::vector<std::size_t> type_of_stage(stages, SIZE_MAX);  // index into type_costs
+  std::vector<std::vector<PartialCosts>> type_costs;              // per placement entry, per chunk
+  std::vector<std::size_t> type_of_stage(stages, SIZE_MAX);       // index into type_costs
+  std::vector<std::optional<simulator::Link>> host_link(stages);  // a device type's
   std::optional<JsonCursor> placement = root.find("placement");
   if (auto parts = root.find("parts")) {
     if (placement) parts->fail("give either /placement or /parts, not both");
@@ -319,6 +489,8 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
       const double capacity = type.has("memory") ? read_bytes(type.at("memory"))
                               : spec             ? spec->memory_capacity
                                                  : 0.0;
+      std::optional<simulator::Link> type_host_link;
+      if (auto x = type.find("host_link")) type_host_link = read_link(*x);
       for (std::uint32_t s = first; s <= last; ++s) {
         if (placed[s]) {
           entry.at("stages").fail(fmt::format("stage {} is already placed by an earlier entry", s));
@@ -327,6 +499,7 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
         config.devices[s].type = name;
         if (auto preset = type.find("preset")) config.devices[s].preset = preset->as_string();
         config.devices[s].memory_capacity = capacity;
+        host_link[s] = type_host_link;
         specs[s] = spec;
         type_of_stage[s] = type_costs.size() - 1;
       }
@@ -347,7 +520,8 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
       }
       for (std::uint32_t c = 0; c < chunks; ++c) {
         PartialCosts& p = per_stage_chunk[s * chunks + c];
-        p = derived_costs(positions[s * chunks + c], stage_static);
+        p = derived_costs(positions[s * chunks + c], stage_static,
+                          config.model->training.recompute);
         if (!config.model->timed[s]) p.forward = p.backward = p.weight = p.optimizer = {};
       }
     }
@@ -384,6 +558,16 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
                   field));
             }
           }
+          if (auto offload = entry.find("offload")) {
+            for (const char* field : {"budget", "optimizer", "optimizer_state"}) {
+              if (auto x = offload->find(field)) {
+                x->fail(fmt::format(
+                    "an offload {} is a whole stage's, so an override with \"chunk\" cannot set "
+                    "it (give it in an override without \"chunk\")",
+                    field));
+              }
+            }
+          }
         }
         const PartialCosts over = read_cost_fields(entry);
         // A chunk's own override is that chunk's cost; a stage-wide one follows costs.per.
@@ -412,6 +596,12 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
     }
     if (auto x = network->find("intra_node")) config.simulation.intra_node = read_link(*x);
     if (auto x = network->find("inter_node")) config.simulation.inter_node = read_link(*x);
+    if (auto x = network->find("host_link")) {
+      const simulator::Link link = read_link(*x);
+      for (auto& stage_link : host_link) {
+        if (!stage_link) stage_link = link;
+      }
+    }
   }
   // A model on GPUs: links the network leaves unset take the GPUs' (the slowest stage's):
   // NVLink / Infinity Fabric within a node, the NIC between nodes.
@@ -470,10 +660,12 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
       // tp_allreduce_bytes among the tensor-parallel ranks (Megatron-LM: two per layer in
       // each direction, Shoeybi et al. 2019, section 3); W needs none.
       const TimeNs tp = tensor_parallel_time(config.tensor_parallel, tp_link, p, where);
-      const parallel::TaskCosts resolved{
+      parallel::TaskCosts resolved{
           require(p.forward, "forward") + tp, require(p.backward, "backward") + tp,
           require(p.weight, "weight"),        p.activation.value_or(0.0),
           p.backward_frees.value_or(0.0),     p.launch_overhead.value_or(0)};
+      resolve_recompute(p, s, c, config, tp, where, resolved);
+      resolve_offload(p, s, c, config, where);
       config.data_parallel.gradient_bytes[std::size_t{s} * chunks + c] =
           p.gradient_bytes.value_or(0.0);
       config.data_parallel.optimizer[std::size_t{s} * chunks + c] = p.optimizer.value_or(0);
@@ -491,6 +683,7 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
     }
   }
   if (any_bytes) config.simulation.boundary_bytes = std::move(boundary_bytes);
+  finish_offload(config, host_link, where);
 
   config.costs.set_p2p_latency(config.simulation.p2p_latency);  // schedulers plan with it
 }

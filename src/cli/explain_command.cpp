@@ -62,14 +62,24 @@ void explain(const std::string& path) {
                      ns(op.seconds[model::kForward] * 1e9), ns(op.seconds[model::kBackward] * 1e9),
                      ns(op.seconds[model::kWeight] * 1e9), op.flops[model::kForward] / 1e9);
         }
-        fmt::print("    {:<14} {:>12} {:>12} {:>12}   (B includes {} of recomputation)\n", "task",
-                   ns(p.forward_ns), ns(p.backward_ns), ns(p.weight_ns), ns(p.recompute_ns));
+        fmt::print("    {:<14} {:>12} {:>12} {:>12}{}\n", "task", ns(p.forward_ns),
+                   ns(p.backward_ns), ns(p.weight_ns),
+                   p.recompute_ns > 0
+                       ? fmt::format("   (and R {} recomputing before each B)", ns(p.recompute_ns))
+                       : std::string());
       }
       fmt::print(
-          "    memory: activation {} per microbatch (B frees {:.0f}%), weights {}, "
+          "    memory: activation {} per microbatch{} (B frees {:.0f}%), weights {}, "
           "gradients {}, optimizer state {}\n",
-          format_memory(p.activation), p.backward_frees * 100, format_memory(p.weight_bytes),
-          format_memory(p.gradient_bytes), format_memory(p.optimizer_bytes));
+          format_memory(p.activation),
+          plan.training.recompute == model::Recompute::None
+              ? std::string()
+              : fmt::format(
+                    ", F keeps {} of it",
+                    format_memory(
+                        p.kept_activation[static_cast<std::size_t>(plan.training.recompute)])),
+          p.backward_frees * 100, format_memory(p.weight_bytes), format_memory(p.gradient_bytes),
+          format_memory(p.optimizer_bytes));
       fmt::print(
           "    traffic: {} to the next stage, {} tensor-parallel all-reduces of {} in F "
           "and in B, {} of gradients across replicas, optimizer step {}\n",

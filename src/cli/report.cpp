@@ -170,10 +170,16 @@ std::string render_report(const Config& config, const EventGraph& graph,
   w.field("dependency_bound_ns", m.dependency_bound);
 
   bool out_of_memory = false;
+  const std::vector<double> without_saving = peaks_without_saving(config, graph, trace);
   w.key("devices").begin_array();
   for (const simulator::DeviceMetrics& dm : m.devices) {
-    const auto [info, total, oom] = device_memory(config, dm);
-    out_of_memory = out_of_memory || oom;
+    const DeviceMemory memory =
+        device_memory(config, dm,
+                      dm.device.value < without_saving.size()
+                          ? std::optional<double>(without_saving[dm.device.value])
+                          : std::nullopt);
+    const DeviceInfo& info = memory.info;
+    out_of_memory = out_of_memory || memory.out_of_memory;
     w.begin_object();
     w.field("blocked_ns", dm.blocked);
     w.field("bubble_ratio", dm.bubble_ratio);
@@ -182,6 +188,7 @@ std::string render_report(const Config& config, const EventGraph& graph,
     w.field("device", dm.device.value);
     string_or_null(w, "device_type", info.type);
     w.field("first_start_ns", dm.first_start);
+    w.field("host_copy_ns", dm.host_copy);
     w.field("last_end_ns", dm.last_finish);
     write_layers_and_breakdown(w, config, dm.device);
     number_or_null(
@@ -206,9 +213,12 @@ std::string render_report(const Config& config, const EventGraph& graph,
       }
     }
     w.end_array();
-    w.field("out_of_memory", oom);
+    w.field("out_of_memory", memory.out_of_memory);
     w.field("peak_memory", dm.peak_memory);
-    w.field("peak_total_memory", total);
+    w.field("peak_memory_without_saving", memory.peak_without_saving);
+    w.field("peak_total_memory", memory.total);
+    w.field("peak_total_memory_without_saving", memory.total_without_saving);
+    w.field("recompute_ns", dm.recompute);
     w.field("span_bubble_ns", dm.span_bubble());
     w.field("static_memory", info.static_memory);
     w.field("tasks", dm.tasks);

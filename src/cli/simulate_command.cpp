@@ -106,7 +106,7 @@ void run_simulate(const SimulateOptions& options) {
   if (options.format == "json") {
     fmt::print("{}", report_text);
   } else {
-    fmt::print("{}", format_summary(config, graph, result.metrics));
+    fmt::print("{}", format_summary(config, graph, result));
     if (!options.report.empty()) fmt::print("report written to {}\n", options.report);
     if (timeline_format) fmt::print("timeline written to {}\n", timeline_path);
     if (!options.chrome_trace.empty()) {

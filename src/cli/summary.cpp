@@ -51,6 +51,59 @@ std::string describe_costs(const Config& config) {
   return out;
 }
 
+// Recomputation and offloading, as configured: what the R tasks and copies on the timeline
+// are. Empty when neither is on.
+std::string describe_memory_saving(const Config& config) {
+  const parallel::PipelineSpec& p = config.pipeline;
+  std::string out;
+  std::uint32_t recomputing = 0;
+  const parallel::TaskCosts* example = nullptr;
+  for (std::uint32_t s = 0; s < p.stages; ++s) {
+    bool any = false;
+    for (std::uint32_t c = 0; c < p.chunks; ++c) {
+      const parallel::TaskCosts& t = config.costs.at(StageId{s}, c);
+      if (!t.recompute) continue;
+      any = true;
+      if (example == nullptr) example = &t;
+    }
+    recomputing += any ? 1 : 0;
+  }
+  if (example != nullptr) {
+    out =
+        fmt::format("recompute on {} of {} stages: R {} before each backward, F keeps {} of {}",
+                    recomputing, p.stages, format_duration(example->duration(TaskKind::R)),
+                    format_memory(example->kept_activation()), format_memory(example->activation));
+  }
+  if (config.offloads) {
+    const parallel::OffloadSpec& o = config.offload;
+    std::uint32_t offloading = 0;
+    std::string policy;
+    std::size_t link = 0;
+    for (std::uint32_t s = 0; s < p.stages; ++s) {
+      double ratio = 0;
+      for (std::uint32_t c = 0; c < p.chunks; ++c) {
+        ratio = std::max(ratio, o.ratio[std::size_t{s} * p.chunks + c]);
+      }
+      if (ratio == 0 && !o.budget[s] && o.optimizer_bytes[s] == 0) continue;
+      if (offloading++ == 0) {
+        link = s;
+        policy = o.budget[s] ? fmt::format("activations over {}", format_memory(*o.budget[s]))
+                 : ratio > 0 ? fmt::format("{:.0f}% of activations", ratio * 100)
+                             : std::string("no activations");
+        if (o.optimizer_bytes[s] > 0) {
+          policy += fmt::format(" and {} of optimizer state", format_memory(o.optimizer_bytes[s]));
+        }
+      }
+    }
+    const parallel::HostLink& l = o.host_link[link];
+    out += fmt::format("{}offload on {} of {} stages: {} to the host over a {} link ({} latency)",
+                       out.empty() ? "" : "; ", offloading, p.stages, policy,
+                       l.bandwidth > 0 ? format_memory(l.bandwidth) + "/s" : "unlimited",
+                       format_duration(l.latency));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string describe_run(const Config& config, const EventGraph& graph) {
@@ -62,7 +115,12 @@ std::string describe_run(const Config& config, const EventGraph& graph) {
 }
 
 std::string format_summary(const Config& config, const EventGraph& graph,
-                           const simulator::Metrics& metrics) {
+                           const simulator::SimulationResult& result) {
+  const simulator::Metrics& metrics = result.metrics;
+  const std::vector<double> without_saving = peaks_without_saving(config, graph, result.trace);
+  const auto peak_without = [&](const simulator::DeviceMetrics& d) {
+    return d.device.value < without_saving.size() ? without_saving[d.device.value] : d.peak_memory;
+  };
   std::string out;
   auto line = [&out](std::string_view key, const std::string& value) {
     out += fmt::format("{:<15}{}\n", key, value);
@@ -72,6 +130,9 @@ std::string format_summary(const Config& config, const EventGraph& graph,
     line("transfers", "blocking: each occupies the compute lanes of both devices (SEND, RECV)");
   }
   line("costs", describe_costs(config));
+  if (const std::string saving = describe_memory_saving(config); !saving.empty()) {
+    line("memory saving", saving);
+  }
   if (config.data_parallel.degree > 1 || config.tensor_parallel > 1) {
     const std::uint64_t gpus = std::uint64_t{config.data_parallel.degree} * config.tensor_parallel *
                                config.pipeline.stages;
@@ -116,38 +177,55 @@ std::string format_summary(const Config& config, const EventGraph& graph,
   // Blocking transfers: time each compute lane waits in SEND and RECV.
   const bool blocked = std::any_of(metrics.devices.begin(), metrics.devices.end(),
                                    [](const auto& d) { return d.blocked > 0; });
+  // Recomputation and offloading: R time, copy time, and the peak without them.
+  const bool recomputed = std::any_of(metrics.devices.begin(), metrics.devices.end(),
+                                      [](const auto& d) { return d.recompute > 0; });
+  const bool copied = std::any_of(metrics.devices.begin(), metrics.devices.end(),
+                                  [](const auto& d) { return d.host_copy > 0; });
+  const bool saving = recomputed || copied || config.offloads;
   const auto comm = [&](const simulator::DeviceMetrics& d) {
     return (blocked ? fmt::format("  {:>12}", format_duration(d.blocked)) : std::string()) +
            (communication ? fmt::format("  {:>12}", format_duration(d.communication))
-                          : std::string());
+                          : std::string()) +
+           (recomputed ? fmt::format("  {:>12}", format_duration(d.recompute)) : std::string()) +
+           (copied ? fmt::format("  {:>12}", format_duration(d.host_copy)) : std::string());
   };
   const std::string comm_header =
       (blocked ? fmt::format("  {:>12}", "blocked") : std::string()) +
-      (communication ? fmt::format("  {:>12}", "communication") : std::string());
+      (communication ? fmt::format("  {:>12}", "communication") : std::string()) +
+      (recomputed ? fmt::format("  {:>12}", "recompute") : std::string()) +
+      (copied ? fmt::format("  {:>12}", "host copy") : std::string());
   out += '\n';
   if (!cluster) {
-    out += fmt::format("{:>6}  {:>12}  {:>12}  {:>8}  {:>12}{}\n", "device", "busy", "bubble",
-                       "bubble%", "peak memory", comm_header);
+    out += fmt::format("{:>6}  {:>12}  {:>12}  {:>8}  {:>12}{}{}\n", "device", "busy", "bubble",
+                       "bubble%", "peak memory",
+                       saving ? fmt::format("  {:>14}", "without saving") : "", comm_header);
     for (const simulator::DeviceMetrics& d : metrics.devices) {
-      out += fmt::format("{:>6}  {:>12}  {:>12}  {:>7.2f}%  {:>12}{}\n", d.device.value,
+      out += fmt::format("{:>6}  {:>12}  {:>12}  {:>7.2f}%  {:>12}{}{}\n", d.device.value,
                          format_duration(d.busy), format_duration(metrics.makespan - d.busy),
-                         d.bubble_ratio * 100, format_memory(d.peak_memory), comm(d));
+                         d.bubble_ratio * 100, format_memory(d.peak_memory),
+                         saving ? fmt::format("  {:>14}", format_memory(peak_without(d))) : "",
+                         comm(d));
     }
     return out;
   }
-  out += fmt::format("{:>6}  {:<8}  {:>12}  {:>12}  {:>8}  {:>11}  {:>11}  {:>11}{}\n", "device",
-                     "type", "busy", "bubble", "bubble%", "activations", "total peak", "capacity",
-                     comm_header);
+  out +=
+      fmt::format("{:>6}  {:<8}  {:>12}  {:>12}  {:>8}  {:>11}  {:>11}{}  {:>11}{}\n", "device",
+                  "type", "busy", "bubble", "bubble%", "activations", "total peak",
+                  saving ? fmt::format("  {:>14}", "without saving") : "", "capacity", comm_header);
   std::size_t oom = 0;
   for (const simulator::DeviceMetrics& d : metrics.devices) {
-    const auto [info, total, over] = device_memory(config, d);
-    oom += over ? 1 : 0;
-    out += fmt::format("{:>6}  {:<8}  {:>12}  {:>12}  {:>7.2f}%  {:>11}  {:>11}  {:>11}{}{}\n",
-                       d.device.value, info.type.empty() ? "-" : info.type, format_duration(d.busy),
-                       format_duration(metrics.makespan - d.busy), d.bubble_ratio * 100,
-                       format_memory(d.peak_memory), format_memory(total),
-                       info.memory_capacity > 0 ? format_memory(info.memory_capacity) : "-",
-                       comm(d), over ? "  OUT OF MEMORY" : "");
+    const DeviceMemory memory = device_memory(config, d, peak_without(d));
+    const DeviceInfo& info = memory.info;
+    oom += memory.out_of_memory ? 1 : 0;
+    out += fmt::format(
+        "{:>6}  {:<8}  {:>12}  {:>12}  {:>7.2f}%  {:>11}  {:>11}{}  {:>11}{}{}\n", d.device.value,
+        info.type.empty() ? "-" : info.type, format_duration(d.busy),
+        format_duration(metrics.makespan - d.busy), d.bubble_ratio * 100,
+        format_memory(d.peak_memory), format_memory(memory.total),
+        saving ? fmt::format("  {:>14}", format_memory(memory.total_without_saving)) : "",
+        info.memory_capacity > 0 ? format_memory(info.memory_capacity) : "-", comm(d),
+        memory.out_of_memory ? "  OUT OF MEMORY" : "");
   }
   if (oom > 0) {
     out +=

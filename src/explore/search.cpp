@@ -422,7 +422,12 @@ bool cannot_fit(const cli::Config& config) {
     if (device.memory_capacity <= 0) continue;
     double activation = 0;
     for (std::uint32_t c = 0; c < config.pipeline.chunks; ++c) {
-      activation = std::max(activation, config.costs.at(StageId(s), c).activation);
+      // One microbatch's activation at its largest: all of it, or with recomputation what
+      // F keeps and R rebuilds.
+      const parallel::TaskCosts& costs = config.costs.at(StageId(s), c);
+      activation = std::max(activation, costs.recompute
+                                            ? costs.kept_activation() + costs.rebuilt_activation()
+                                            : costs.activation);
     }
     if (device.static_memory + activation > device.memory_capacity) return true;
   }

@@ -120,11 +120,10 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   if (layers.embedding)
     add(c, embedding_operators(model, training, degrees.tensor), 1, device, precision);
   if (layers.head) add(c, head_operators(model, training, degrees.tensor), 1, device, precision);
-  // Recomputation reruns the layers' forward (full) or the attention core (selective)
-  // before the backward; until it has tasks of its own it is part of B.
-  if (training.recompute == Recompute::Full) c.recompute_ns = layer_forward_ns;
-  if (training.recompute == Recompute::Selective) c.recompute_ns = attention_forward_ns;
-  c.backward_ns += c.recompute_ns;
+  // Recomputation reruns the layers' forward (full) or the attention core (selective) in an
+  // R task before the backward.
+  c.recompute_forward_ns = {0.0, attention_forward_ns, layer_forward_ns};
+  c.recompute_ns = c.recompute_forward_ns[static_cast<std::size_t>(training.recompute)];
 
   // Activations kept per layer (Korthikanti et al. 2022, section 4, generalised to f and
   // grouped-query attention; 2-byte tensors, 1-byte dropout masks).
@@ -135,22 +134,26 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   const double mlp_inside = (model.mlp == Mlp::SwiGlu ? 6 : 4) * tokens * f;
   const double sharded = (2 * tokens * h + 4 * tokens * kv + 2 * tokens * h + mlp_inside) / t;
   const double scores = 5 * model.heads * s * s * b / t;  // softmax output, mask, dropout
-  double per_layer = replicated + sharded;
-  if (!training.flash_attention && training.recompute == Recompute::None) per_layer += scores;
+  // Per layer, what F keeps: everything (34sbh + 5as^2b/t without flash attention), all but
+  // the attention scores (selective: 34sbh) or the layer's input (full: 2sbh).
+  const double per_layer = replicated + sharded + (training.flash_attention ? 0.0 : scores);
+  const std::array<double, 3> kept_per_layer = {per_layer, replicated + sharded,
+                                                2 * tokens * h * r};
   // What W still needs after B: the inputs of the weight GEMMs.
-  double weight_inputs =
+  const double weight_inputs =
       2 * tokens * h * r + 2 * tokens * h / t + 2 * tokens * h * r + 2 * tokens * f / t;
-  if (training.recompute == Recompute::Full) {
-    per_layer = 2 * tokens * h * r;  // the layer's input only
-    weight_inputs = per_layer;
-  }
-  c.activation = n * per_layer;
+  double extra = 0;  // kept whatever is recomputed
   double kept_by_w = n * weight_inputs;
-  if (layers.embedding) c.activation += tokens * h * r;  // embedding dropout mask
+  if (layers.embedding) extra += tokens * h * r;  // embedding dropout mask
   if (layers.head) {
     // The final norm's input and the fp32 logits the loss keeps (4 bytes each).
-    c.activation += 2 * tokens * h * r + 4 * tokens * model.vocab / t;
+    extra += 2 * tokens * h * r + 4 * tokens * model.vocab / t;
     kept_by_w += 2 * tokens * h * r;
+  }
+  c.activation = n * per_layer + extra;
+  for (std::size_t mode = 0; mode < 3; ++mode) {
+    c.kept_activation[mode] = n * kept_per_layer[mode] + extra;
+    c.recompute_rebuilt[mode] = n > 0 ? per_layer - kept_per_layer[mode] : 0.0;
   }
   c.backward_frees = c.activation > 0 ? std::clamp(1 - kept_by_w / c.activation, 0.0, 1.0) : 0;
 

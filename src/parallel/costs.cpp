@@ -14,11 +14,15 @@ TimeNs TaskCosts::duration(TaskKind kind) const {
       return weight + launch_overhead;
     case TaskKind::BW:
       return backward + weight + launch_overhead;
+    case TaskKind::R:
+      return recompute ? recompute_forward + launch_overhead : 0;
     case TaskKind::Send:  // communication and optimizer costs come from their own models
     case TaskKind::AllReduce:
     case TaskKind::Optimizer:
     case TaskKind::Recv:
     case TaskKind::Sync:
+    case TaskKind::D2H:
+    case TaskKind::H2D:
       return 0;
   }
   return 0;
@@ -40,9 +44,30 @@ double TaskCosts::memory_delta(TaskKind kind) const {
     case TaskKind::Optimizer:
     case TaskKind::Recv:
     case TaskKind::Sync:
+    case TaskKind::R:
+    case TaskKind::D2H:
+    case TaskKind::H2D:
       return 0.0;
   }
   return 0.0;
+}
+
+double TaskCosts::recomputed_memory_delta(TaskKind kind) const {
+  if (!recompute) return memory_delta(kind);
+  const double held = kept_activation() + rebuilt_activation();
+  const double for_w = activation * (1.0 - backward_frees);
+  switch (kind) {
+    case TaskKind::F:
+      return kept_activation();
+    case TaskKind::R:
+      return rebuilt_activation();
+    case TaskKind::B:
+      return -(held - for_w);
+    case TaskKind::BW:
+      return -held;
+    default:
+      return memory_delta(kind);
+  }
 }
 
 void CostTable::reserve(std::uint32_t stages, std::uint32_t chunks) {

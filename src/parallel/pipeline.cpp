@@ -32,6 +32,9 @@ Slot slot_of(TaskKind kind) {
     case TaskKind::Optimizer:
     case TaskKind::Recv:
     case TaskKind::Sync:
+    case TaskKind::R:
+    case TaskKind::D2H:
+    case TaskKind::H2D:
       break;
   }
   return kForward;

@@ -33,7 +33,8 @@ struct Priority {
 
 Priority priority_of(const EventGraph& g, TaskId t) {
   const TaskKind kind = g.kind(t);
-  const bool backward = kind == TaskKind::B || kind == TaskKind::BW;
+  // An R is the start of its backward.
+  const bool backward = kind == TaskKind::B || kind == TaskKind::BW || kind == TaskKind::R;
   const std::uint8_t rank = backward ? 0 : kind == TaskKind::F ? 1 : kind == TaskKind::W ? 2 : 3;
   const std::uint32_t chunk = backward ? ~g.chunk(t) : g.chunk(t);
   return {rank, g.microbatch(t), chunk, t.value};

@@ -5,6 +5,7 @@
 
 #include "detail/ordered_pass.hpp"
 #include "perflow/simulator/communication.hpp"
+#include "perflow/simulator/memory_timeline.hpp"
 
 namespace perflow::simulator {
 namespace {
@@ -118,6 +119,32 @@ std::vector<TimeNs> iteration_finishes(const EventGraph& graph, const Trace& tra
   return finish;
 }
 
+// Recomputation and offloading, where the graph has them: per device its R time, its copies
+// (taken out of its communication) and its peak over time (copies run on another lane).
+void add_memory_saving(const EventGraph& graph, const Trace& trace,
+                       std::vector<DeviceMetrics>& devices) {
+  const bool recomputes = has_kind(graph, TaskKind::R);
+  const bool copies = has_kind(graph, TaskKind::D2H) || has_kind(graph, TaskKind::H2D);
+  if (!recomputes && !copies) return;
+  for (std::uint32_t l = 0; l < trace.lane_count() && l < graph.lane_count(); ++l) {
+    DeviceMetrics& dm = devices[graph.lane_info(LaneId{l}).device.value];
+    for (const TaskId t : trace.events(LaneId{l})) {
+      const TaskKind kind = graph.kind(t);
+      if (kind == TaskKind::R) dm.recompute += graph.duration(t);
+      if (is_host_copy(kind)) dm.host_copy += graph.duration(t);
+    }
+  }
+  for (std::uint32_t d = 0; d < devices.size() && copies; ++d) {
+    DeviceMetrics& dm = devices[d];
+    dm.communication -= dm.host_copy;
+    // The compute lane's running sum does not see the copies' frees.
+    dm.peak_memory = 0;
+    for (const MemoryPoint& p : activation_memory(graph, trace, DeviceId{d})) {
+      dm.peak_memory = std::max(dm.peak_memory, p.value);
+    }
+  }
+}
+
 }  // namespace
 
 Metrics compute_metrics(const EventGraph& graph, const Trace& trace,
@@ -156,6 +183,7 @@ Metrics detail::compute_metrics(const EventGraph& graph, const Trace& trace,
   m.makespan = totals.makespan;
   m.dependency_bound = totals.dependency_bound;
   m.devices = std::move(totals.devices);
+  add_memory_saving(graph, trace, m.devices);
   double bubble_sum = 0;
   for (std::uint32_t d = 0; d < m.devices.size(); ++d) {
     DeviceMetrics& dm = m.devices[d];

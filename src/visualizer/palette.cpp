@@ -17,11 +17,14 @@ constexpr std::array<Rgb, kTaskKindCount> kKindColour = {
     from_hex(0x999999),  // OPT: grey
     from_hex(0x8FCFF2),  // RECV: lighter sky blue (the other side of a SEND)
     from_hex(0x000000),  // SYNC: black (zero-length: drawn as a mark)
+    from_hex(0xF0E442),  // R: yellow (recomputation: a forward again, before its backward)
+    from_hex(0x6A3D9A),  // D2H: dark purple (to the host)
+    from_hex(0xB39BD1),  // H2D: light purple (back from the host)
 };
 constexpr std::array<std::string_view, kTaskKindCount> kKindMeaning = {
-    "forward",          "backward (input)",         "backward (weight)", "backward (fused B+W)",
-    "transfer",         "data-parallel all-reduce", "optimizer step",    "receive (blocking)",
-    "iteration barrier"};
+    "forward",           "backward (input)",          "backward (weight)", "backward (fused B+W)",
+    "transfer",          "data-parallel all-reduce",  "optimizer step",    "receive (blocking)",
+    "iteration barrier", "recompute (forward again)", "copy to host",      "copy from host"};
 
 double relative_luminance(Rgb c) {
   const auto linear = [](double v) {

@@ -460,15 +460,19 @@ nlohmann::json full_config() {
     "costs": {"forward": 10, "backward": 20, "weight": 30, "activation": "1GB",
               "backward_frees": 0.5, "static_memory": "1GB", "boundary_bytes": "1MB",
               "optimizer": 5, "gradient_bytes": "1MB", "tp_allreduce_bytes": "1MB",
-              "tp_allreduces": 2, "per": "chunk",
+              "tp_allreduces": 2, "per": "chunk", "recompute": "selective",
+              "recompute_forward": 3, "recompute_activation": "100MB",
+              "offload": {"ratio": 0.5, "optimizer": true},
               "overrides": [{"stages": "0-1", "chunk": 1, "forward": 11}]},
-    "device_types": {"H100": {"forward": 9, "memory": "80GB"}},
+    "device_types": {"H100": {"forward": 9, "memory": "80GB",
+                              "host_link": {"latency": "2us", "bandwidth": "64GB/s"}}},
     "placement": [{"stages": "0-3", "device_type": "H100"}],
     "network": {"p2p_latency": "1us", "devices_per_node": 2,
                 "intra_node": {"latency": "1us", "bandwidth": "400GB/s"},
                 "inter_node": {"latency": "5us", "bandwidth": "100Gb/s"},
                 "data_parallel": {"latency": "5us", "bandwidth": "100Gb/s"},
-                "tensor_parallel": {"latency": "1us", "bandwidth": "400GB/s"}},
+                "tensor_parallel": {"latency": "1us", "bandwidth": "400GB/s"},
+                "host_link": {"latency": "2us", "bandwidth": "64GB/s"}},
     "simulation": {"mode": "ordered", "lower_communication": true}
   })");
 }

@@ -84,7 +84,12 @@ nlohmann::json reference_report(const Config& config, const EventGraph& graph,
   nlohmann::json devices = nlohmann::json::array();
   bool out_of_memory = false;
   for (const simulator::DeviceMetrics& dm : m.devices) {
-    const auto [info, total, oom] = device_memory(config, dm);
+    const std::vector<double> without = peaks_without_saving(config, graph, result.trace);
+    const DeviceMemory memory = device_memory(
+        config, dm,
+        without.empty() ? std::nullopt : std::optional<double>(without[dm.device.value]));
+    const DeviceInfo& info = memory.info;
+    const bool oom = memory.out_of_memory;
     out_of_memory = out_of_memory || oom;
     nlohmann::json order = nlohmann::json::array();
     for (const TaskId t : result.trace.events(dm.device)) order.push_back(graph.label(t));
@@ -127,7 +132,11 @@ nlohmann::json reference_report(const Config& config, const EventGraph& graph,
          {"span_bubble_ns", dm.span_bubble()},
          {"peak_memory", dm.peak_memory},
          {"static_memory", info.static_memory},
-         {"peak_total_memory", total},
+         {"peak_total_memory", memory.total},
+         {"peak_memory_without_saving", memory.peak_without_saving},
+         {"peak_total_memory_without_saving", memory.total_without_saving},
+         {"recompute_ns", dm.recompute},
+         {"host_copy_ns", dm.host_copy},
          {"memory_capacity", info.memory_capacity > 0 ? nlohmann::json(info.memory_capacity)
                                                       : nlohmann::json(nullptr)},
          {"out_of_memory", oom},
@@ -235,9 +244,10 @@ TEST(Report, StreamedAsNlohmannDumpOfEscapesAndNulls) {
   EXPECT_EQ(coverage.out_of_memory, 1);
 
   // Llama 3 70B with stages 2-3 on a device without a GPU preset: their costs come from
-  // /costs, and the MFU is unknown.
+  // /costs (the selective recomputation's time too), and the MFU is unknown.
   nlohmann::json mixed = read_json(kSource / "examples" / "llama3_70b_h100_a100.json");
-  mixed["device_types"]["A100"] = {{"forward", 50000}, {"backward", 90000}, {"weight", 80000}};
+  mixed["device_types"]["A100"] = {
+      {"forward", 50000}, {"backward", 90000}, {"weight", 80000}, {"recompute_forward", 5000}};
   mixed["pipeline"]["layers"] = "balanced";
   check_report(parse_config(mixed, "mixed.json"), "a stage without a GPU", coverage);
   EXPECT_EQ(coverage.null_mfu_with_model, 1);

@@ -90,24 +90,34 @@ TEST(Operators, TimesAreARoofline) {
 
 // Korthikanti et al. 2022: s b h (10 + 24/t + 5as/(ht)) bytes per layer without
 // recomputation, 34 s b h / t with sequence parallelism and selective recomputation, 2 s b h / t
-// with full recomputation.
+// with full recomputation. What a layer's forward leaves for its backward is the first;
+// what F keeps until its backward (the rest rebuilt by an R task) follows the mode.
 TEST(Derive, ActivationsFollowKorthikanti) {
   const DeviceSpec& a100 = find_device_preset("a100-80gb")->spec;
   const double sbh = 2048.0 * 12288;
   const LayerRange one{.first = 5, .count = 1};
   Training training{.micro_batch_size = 1, .flash_attention = false};
   const auto none = derive_position(gpt3(), training, {.tensor = 8}, a100, one);
-  EXPECT_DOUBLE_EQ(none.activation, sbh * (10 + 3 + 5.0 * 96 * 2048 / (12288 * 8)));
+  const double everything = sbh * (10 + 3 + 5.0 * 96 * 2048 / (12288 * 8));
+  EXPECT_DOUBLE_EQ(none.activation, everything);
+  EXPECT_DOUBLE_EQ(none.kept_activation[0], everything);
+  EXPECT_DOUBLE_EQ(none.recompute_ns, 0);
   training.sequence_parallel = true;
   training.recompute = Recompute::Selective;
-  EXPECT_DOUBLE_EQ(derive_position(gpt3(), training, {.tensor = 8}, a100, one).activation,
-                   34 * sbh / 8);
+  const auto selective = derive_position(gpt3(), training, {.tensor = 8}, a100, one);
+  EXPECT_DOUBLE_EQ(selective.kept_activation[1], 34 * sbh / 8);
+  EXPECT_DOUBLE_EQ(selective.activation, 34 * sbh / 8 + 5.0 * 96 * 2048 * 2048 / 8);
+  EXPECT_GT(selective.recompute_ns, 0);  // the attention core's forward
+  EXPECT_LT(selective.recompute_ns, selective.forward_ns / 2);
   training.recompute = Recompute::Full;
   const auto full = derive_position(gpt3(), training, {.tensor = 8}, a100, one);
-  EXPECT_DOUBLE_EQ(full.activation, 2 * sbh / 8);
+  EXPECT_DOUBLE_EQ(full.kept_activation[2], 2 * sbh / 8);
+  EXPECT_DOUBLE_EQ(full.activation, selective.activation);
   EXPECT_DOUBLE_EQ(full.recompute_ns, full.forward_ns);  // the whole forward again
+  EXPECT_DOUBLE_EQ(full.recompute_forward_ns[1], selective.recompute_ns);
+  // B no longer carries the recomputation: an R task does.
   EXPECT_DOUBLE_EQ(
-      full.backward_ns - full.recompute_ns,
+      full.backward_ns,
       derive_position(gpt3(),
                       {.micro_batch_size = 1, .sequence_parallel = true, .flash_attention = false},
                       {.tensor = 8}, a100, one)

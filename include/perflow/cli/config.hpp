@@ -17,6 +17,7 @@
 #include "perflow/parallel/costs.hpp"
 #include "perflow/parallel/data_parallel.hpp"
 #include "perflow/parallel/iterations.hpp"
+#include "perflow/parallel/offload.hpp"
 #include "perflow/parallel/pipeline.hpp"
 #include "perflow/simulator/metrics.hpp"
 #include "perflow/simulator/options.hpp"
@@ -30,6 +31,9 @@ struct DeviceInfo {
   std::string preset;          ///< the device preset it is, empty if none
   double memory_capacity = 0;  ///< bytes (or activation units); 0 when unknown
   double static_memory = 0;    ///< parameters, gradients, optimizer state of its stage
+  /// Optimizer state kept in host memory (/costs/offload/optimizer), no longer in
+  /// static_memory: the device holds it only around its optimizer step.
+  double host_optimizer_state = 0;
 };
 
 /// One entry of /parts: a schedule built on one device type, of which `stages` are kept.
@@ -77,6 +81,9 @@ struct Config {
   bool blocking_p2p = false;
   /// /simulation/iterations and /simulation/optimizer_sync.
   parallel::IterationSpec iterations;
+  /// /costs/offload per stage and the host links; `offloads` when any stage offloads.
+  parallel::OffloadSpec offload;
+  bool offloads = false;
   std::optional<ModelPlan> model;  ///< /model, when given
   /// What `--set` (or a sweep axis) changed: errors at those fields name them.
   std::vector<ConfigOverride> overrides;
@@ -87,8 +94,22 @@ struct DeviceMemory {
   DeviceInfo info;             ///< type, capacity and static memory (defaults if none given)
   double total = 0;            ///< static memory + peak activations
   bool out_of_memory = false;  ///< capacity known and exceeded
+  /// Without recomputation and offloading: static memory (optimizer state included) + the
+  /// peak activations of the same order.
+  double peak_without_saving = 0;
+  double total_without_saving = 0;
 };
-DeviceMemory device_memory(const Config& config, const simulator::DeviceMetrics& device);
+/// `peak_without_saving`: the device's entry of peaks_without_saving (default: its peak).
+DeviceMemory device_memory(const Config& config, const simulator::DeviceMetrics& device,
+                           std::optional<double> peak_without_saving = std::nullopt);
+
+/// Per device, the peak activation memory its compute program, in the order it ran, would
+/// reach without recomputation and offloading: each F, B, W and BW changing memory as the
+/// costs say without them (F keeping its whole activation until its backward), no R tasks,
+/// no copies. Empty when the config recomputes and offloads nothing (the peaks are then the
+/// simulated ones).
+std::vector<double> peaks_without_saving(const Config& config, const EventGraph& graph,
+                                         const Trace& trace);
 
 /// What a step achieves with /model: tokens per second, model FLOP/s per GPU (the SC'21
 /// convention: 3 x the forward's matrix-multiply FLOPs, recomputation not counted) and MFU
@@ -117,7 +138,8 @@ Config parse_config(const nlohmann::json& document, const std::string& file);
 /// schedule is built with its device type's costs on every stage (the part's own stages
 /// keep their resolved costs), filtered to its stages, and the parts are merged. Then data
 /// parallelism (all-reduces, optimizer steps) is added, the iterations repeated and, if
-/// asked, communication lowered or made blocking.
+/// asked, communication lowered or made blocking. Recomputation (R tasks) is added right
+/// after the pipeline, offloading (copies) after data parallelism.
 EventGraph build_graph(const Config& config);
 
 /// Simulates the config's graph with its simulation options; an error that comes from the

@@ -12,8 +12,9 @@ namespace perflow::cli {
 std::string describe_run(const Config& config, const EventGraph& graph);
 
 /// The human summary `perflow simulate` prints: makespan, bubble ratio, and a table of
-/// per-device busy time, bubble and peak memory.
+/// per-device busy time, bubble and peak memory (with recomputation or offloading, also the
+/// peak without them, the R time and the copy time).
 std::string format_summary(const Config& config, const EventGraph& graph,
-                           const simulator::Metrics& metrics);
+                           const simulator::SimulationResult& result);
 
 }  // namespace perflow::cli

@@ -14,10 +14,30 @@ namespace perflow {
 /// the sender's side on its compute lane), ALLREDUCE reduces a chunk's gradients across
 /// data-parallel replicas, OPT is the optimizer step, RECV is the receiver's side of a
 /// blocking transfer (on its compute lane), SYNC a zero-length global barrier between
-/// iterations (the synchronous optimizer step's).
-enum class TaskKind : std::uint8_t { F, B, W, BW, Send, AllReduce, Optimizer, Recv, Sync };
+/// iterations (the synchronous optimizer step's). R recomputes a forward's activations right
+/// before the backward that needs them (activation recomputation); D2H copies an activation
+/// (or optimizer state) to host memory and H2D copies it back, on the device's host link.
+enum class TaskKind : std::uint8_t {
+  F,
+  B,
+  W,
+  BW,
+  Send,
+  AllReduce,
+  Optimizer,
+  Recv,
+  Sync,
+  R,
+  D2H,
+  H2D
+};
 
-inline constexpr int kTaskKindCount = 9;
+inline constexpr int kTaskKindCount = 12;
+
+/// D2H and H2D: copies over the host link.
+constexpr bool is_host_copy(TaskKind kind) {
+  return kind == TaskKind::D2H || kind == TaskKind::H2D;
+}
 
 /// F, B, W and BW: the model's compute, which schedules order and costs configure.
 constexpr bool is_compute(TaskKind kind) { return kind <= TaskKind::BW; }

@@ -102,7 +102,8 @@ std::vector<Plan> enumerate_plans(const Search& search, SearchCounts& counts,
                                   bool keep_invalid = false);
 
 /// A lower bound of the plan's peak memory exceeds a GPU's capacity: static memory of a
-/// stage plus one microbatch's activation of its largest chunk. Never true for a plan that
+/// stage plus one microbatch's activation of its largest chunk (with recomputation, what F keeps
+/// plus what R rebuilds). Never true for a plan that
 /// fits. Throws ConfigError if the config is invalid.
 bool cannot_fit(const cli::Config& config);
 

@@ -50,12 +50,20 @@ struct OperatorTime {
 /// What one position costs per microbatch on one tensor-parallel rank, and holds.
 struct PositionCosts {
   LayerRange layers;
-  double forward_ns = 0;       ///< F
-  double backward_ns = 0;      ///< B, with recomputation folded in
-  double weight_ns = 0;        ///< W
-  double recompute_ns = 0;     ///< the part of backward_ns that recomputes the forward
-  double activation = 0;       ///< bytes one F keeps until its backward
-  double backward_frees = 0;   ///< the share of them B frees (W needs the rest)
+  double forward_ns = 0;    ///< F
+  double backward_ns = 0;   ///< B (recomputation is an R task of its own)
+  double weight_ns = 0;     ///< W
+  double recompute_ns = 0;  ///< R with the training's recomputation (0 without)
+  /// Bytes one F's forward leaves for its backward (what F keeps without recomputation).
+  double activation = 0;
+  double backward_frees = 0;  ///< the share of them B frees (W needs the rest)
+  /// Per model::Recompute (none, selective, full): the R task's time and what F keeps
+  /// until its backward (Korthikanti et al. 2022, section 4).
+  std::array<double, 3> recompute_forward_ns{};
+  std::array<double, 3> kept_activation{};
+  /// Per model::Recompute: what R holds at once, one layer's recomputed activations
+  /// (checkpoints per layer, as Megatron-LM's recompute_num_layers 1).
+  std::array<double, 3> recompute_rebuilt{};
   double parameters = 0;       ///< on one tensor-parallel rank
   double weight_bytes = 0;     ///< parameters in the training precision (2 bytes)
   double gradient_bytes = 0;   ///< fp32 main gradients (4 bytes per parameter)

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "perflow/core/id.hpp"
@@ -21,11 +23,38 @@ struct TaskCosts {
   /// What the runtime adds to every compute task (F, B, W, BW: once each, a fused BW once):
   /// kernel launches and host work a profile shows as gaps between a task's kernels.
   TimeNs launch_overhead = 0;
+  /// Activation recomputation, applied by parallel::add_recompute (a schedule's graph is
+  /// built without it): F keeps only `recompute_activation` until its backward, and an R
+  /// task right before the backward reruns the forward for `recompute_forward` (plus the
+  /// launch overhead), holding `recompute_rebuilt` until the backward is done with it.
+  bool recompute = false;
+  TimeNs recompute_forward = 0;
+  double recompute_activation = 0.0;
+  /// What R rebuilds at once: by default the rest of the activation (the chunk recomputed
+  /// as one checkpoint); less with finer checkpoints (one layer's, as Megatron-LM's full
+  /// recomputation holds).
+  std::optional<double> recompute_rebuilt = std::nullopt;
+
+  /// What one F keeps until its backward: `activation`, or with recomputation
+  /// `recompute_activation` (at most `activation`).
+  [[nodiscard]] double kept_activation() const {
+    return recompute ? std::min(recompute_activation, activation) : activation;
+  }
+  /// What an R task allocates (0 without recomputation).
+  [[nodiscard]] double rebuilt_activation() const {
+    if (!recompute) return 0.0;
+    return std::clamp(recompute_rebuilt.value_or(activation), 0.0, activation - kept_activation());
+  }
 
   /// The task's time, its launch overhead included.
   [[nodiscard]] TimeNs duration(TaskKind kind) const;
-  /// Signed memory change when a task of `kind` runs.
+  /// Signed memory change when a task of `kind` runs, without recomputation: F allocates
+  /// the activation, B frees `backward_frees` of it, W the rest (BW all of it).
   [[nodiscard]] double memory_delta(TaskKind kind) const;
+  /// The same once add_recompute has inserted R tasks: F keeps kept_activation(), R adds
+  /// rebuilt_activation(), B frees both but what W needs (W's share of the activation,
+  /// which B may have to allocate), W frees that, BW frees both.
+  [[nodiscard]] double recomputed_memory_delta(TaskKind kind) const;
 
   friend bool operator==(const TaskCosts&, const TaskCosts&) = default;
 };

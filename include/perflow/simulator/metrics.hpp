@@ -15,11 +15,16 @@ struct DeviceMetrics {
   TimeNs busy = 0;  ///< sum of its compute lane's work (blocked transfers aside)
   /// Time its compute lane spends in blocking transfers (SEND and RECV on it).
   TimeNs blocked = 0;
-  TimeNs communication = 0;  ///< sum of its communication lanes' task durations
-  TimeNs first_start = 0;    ///< 0 if the device runs nothing
+  /// Sum of its communication lanes' task durations (host copies aside).
+  TimeNs communication = 0;
+  TimeNs recompute = 0;    ///< the part of `busy` spent in R tasks (recomputation)
+  TimeNs host_copy = 0;    ///< sum of its D2H and H2D copies (on its host link)
+  TimeNs first_start = 0;  ///< 0 if the device runs nothing
   TimeNs last_finish = 0;
   double bubble_ratio = 0;  ///< (makespan - busy) / makespan
-  double peak_memory = 0;   ///< max running sum of memory deltas in execution order, from 0
+  /// Max running sum of its compute lane's memory deltas in execution order, from 0. With
+  /// host copies, the max over time of the activation memory (see activation_memory).
+  double peak_memory = 0;
 
   /// last finish - first start: the ZeroBubble papers measure bubbles over this span.
   [[nodiscard]] TimeNs span() const { return last_finish - first_start; }

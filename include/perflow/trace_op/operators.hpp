@@ -63,7 +63,7 @@ EventGraph remap(const EventGraph& graph, std::span<const DeviceId> device_of);
 /// Multiplies durations for a quick what-if: by kind (F, B, W, BW) and, optionally, by stage
 /// (factor 1 where not given). Durations are rounded to the nearest nanosecond.
 struct ScaleFactors {
-  double by_kind[kTaskKindCount] = {1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0};
+  double by_kind[kTaskKindCount] = {1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0};
   std::vector<double> by_stage;  ///< empty, or one factor per stage
 };
 EventGraph scale(const EventGraph& graph, const ScaleFactors& factors);

@@ -1,29 +1,11 @@
 #pragma once
 
-#include <vector>
-
-#include "perflow/core/event_graph.hpp"
-#include "perflow/core/trace.hpp"
+#include "perflow/simulator/memory_timeline.hpp"
 
 namespace perflow::visualizer {
 
-/// From `time` on (until the next point), the memory is `value`.
-struct MemoryPoint {
-  TimeNs time = 0;
-  double value = 0;
-
-  friend bool operator==(const MemoryPoint&, const MemoryPoint&) = default;
-};
-
-/// Activation memory of `device` over time: the running sum of the memory deltas of the
-/// tasks on its compute lane in execution order (as DeviceMetrics::peak_memory sums them),
-/// an allocation counted from its task's start and a free from its finish, so a box's memory
-/// is held while it runs. The first point is at time 0 (value 0 unless something allocates
-/// then); then one point per instant at which the value changes, holding the value after
-/// everything at that instant. The maximum equals
-/// peak_memory unless zero-length tasks allocate and free at one instant (a spike of no
-/// width, which no step chart shows).
-std::vector<MemoryPoint> activation_memory(const EventGraph& graph, const Trace& trace,
-                                           DeviceId device);
+// The memory curve is the simulator's (its peak is a metric); the charts draw it.
+using simulator::activation_memory;
+using simulator::MemoryPoint;
 
 }  // namespace perflow::visualizer

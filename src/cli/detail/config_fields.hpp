@@ -69,6 +69,7 @@ extern const Section kConfigSection;
 extern const Section kPipelineSection;
 extern const Section kCostsSection;
 extern const Section kOverrideSection;
+extern const Section kOffloadSection;
 extern const Section kDeviceTypeSection;
 extern const Section kPlacementSection;
 extern const Section kPartSection;

@@ -1,27 +1,33 @@
-#include "perflow/visualizer/memory_series.hpp"
+#include "perflow/simulator/memory_timeline.hpp"
 
 #include <algorithm>
 
-namespace perflow::visualizer {
+namespace perflow::simulator {
 
 std::vector<MemoryPoint> activation_memory(const EventGraph& graph, const Trace& trace,
                                            DeviceId device) {
   std::vector<MemoryPoint> points{{0, 0.0}};
   if (device.value >= trace.lane_count()) return points;
   // Each task's change at its start (allocation) or finish (free), in execution order. A
-  // lane runs one task at a time, so these times only grow; a stable sort keeps a trace
-  // assembled by hand (with overlaps) in order too.
+  // lane runs one task at a time, so one lane's times only grow; a stable sort merges the
+  // host link's copies in (and keeps a trace assembled by hand, with overlaps, in order).
   struct Change {
     TimeNs time;
     double delta;
   };
   std::vector<Change> changes;
-  const auto events = trace.events(device);
-  changes.reserve(events.size());
-  for (const TaskId t : events) {
-    const double delta = graph.memory_delta(t);
-    if (delta > 0) changes.push_back({trace.start_of(t), delta});
-    if (delta < 0) changes.push_back({trace.finish_of(t), delta});
+  const auto add_lane = [&](LaneId lane) {
+    for (const TaskId t : trace.events(lane)) {
+      const double delta = graph.memory_delta(t);
+      if (delta > 0) changes.push_back({trace.start_of(t), delta});
+      if (delta < 0) changes.push_back({trace.finish_of(t), delta});
+    }
+  };
+  changes.reserve(trace.events(device).size());
+  add_lane(LaneId{device.value});
+  for (std::uint32_t l = graph.device_count(); l < trace.lane_count() && l < graph.lane_count();
+       ++l) {
+    if (graph.lane_info(LaneId{l}).device == device) add_lane(LaneId{l});
   }
   if (!std::is_sorted(changes.begin(), changes.end(),
                       [](const Change& a, const Change& b) { return a.time < b.time; })) {
@@ -46,4 +52,4 @@ std::vector<MemoryPoint> activation_memory(const EventGraph& graph, const Trace&
   return steps;
 }
 
-}  // namespace perflow::visualizer
+}  // namespace perflow::simulator

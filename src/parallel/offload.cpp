@@ -1,0 +1,210 @@
+#include "perflow/parallel/offload.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <queue>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "perflow/core/error.hpp"
+
+namespace perflow::parallel {
+namespace {
+
+/// One activation on a device: its F and the task that first needs it back, by position in
+/// the device's compute program.
+struct Activation {
+  std::uint32_t f = 0;
+  std::uint32_t consumer = 0;
+  double bytes = 0;
+  bool chosen = false;
+
+  [[nodiscard]] bool eligible() const { return consumer >= f + 3; }
+  [[nodiscard]] std::uint32_t lifetime() const { return consumer - f; }
+};
+
+template <class T>
+T entry_or(const std::vector<T>& values, std::size_t i, T fallback) {
+  return i < values.size() ? values[i] : fallback;
+}
+
+/// The device's activations, each F paired with the first R, B or BW of its microbatch and
+/// chunk (and iteration) after it.
+std::vector<Activation> activations_of(const EventGraph& graph, std::span<const TaskId> program) {
+  using Key = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>;
+  std::map<Key, std::size_t> open;  // key -> index into `found` of an F not yet consumed
+  std::vector<Activation> found;
+  for (std::uint32_t i = 0; i < program.size(); ++i) {
+    const TaskId t = program[i];
+    const TaskKind kind = graph.kind(t);
+    const Key key{graph.stage(t).value, graph.chunk(t), graph.microbatch(t), graph.iteration(t)};
+    if (kind == TaskKind::F) {
+      if (graph.memory_delta(t) > 0) {
+        open[key] = found.size();
+        found.push_back({i, 0, graph.memory_delta(t), false});
+      }
+    } else if (kind == TaskKind::R || kind == TaskKind::B || kind == TaskKind::BW) {
+      if (auto it = open.find(key); it != open.end()) {
+        found[it->second].consumer = i;
+        open.erase(it);
+      }
+    }
+  }
+  // An F whose consumer is elsewhere (a forward-only part) stays on the device.
+  std::erase_if(found, [](const Activation& a) { return a.consumer == 0; });
+  return found;
+}
+
+/// Per (stage, chunk): round(ratio x microbatches) of the eligible, longest-lived first.
+void choose_by_ratio(const EventGraph& graph, std::span<const TaskId> program,
+                     std::vector<Activation>& found, const OffloadSpec& spec) {
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<Activation*>> groups;
+  for (Activation& a : found) {
+    const TaskId f = program[a.f];
+    groups[{graph.stage(f).value, graph.chunk(f)}].push_back(&a);
+  }
+  const std::uint32_t chunks = std::max<std::uint32_t>(spec.chunks, 1);
+  for (auto& [key, group] : groups) {
+    const double ratio =
+        std::clamp(entry_or(spec.ratio, std::size_t{key.first} * chunks + key.second, 0.0), 0.0, 1.0);
+    auto wanted = static_cast<std::size_t>(std::llround(ratio * static_cast<double>(group.size())));
+    std::stable_sort(group.begin(), group.end(), [](const Activation* a, const Activation* b) {
+      return a->lifetime() > b->lifetime();
+    });
+    for (Activation* a : group) {
+      if (wanted == 0) break;
+      if (!a->eligible()) continue;
+      a->chosen = true;
+      --wanted;
+    }
+  }
+}
+
+/// Belady's rule against a budget, in program order.
+void choose_by_budget(const EventGraph& graph, std::span<const TaskId> program,
+                      std::vector<Activation>& found, double budget) {
+  std::vector<std::vector<Activation*>> available_at(program.size() + 1);
+  // Its copy out runs while the task after its F does: it leaves from the task after that.
+  for (Activation& a : found) {
+    if (a.eligible() && a.f + 2 < program.size()) available_at[a.f + 2].push_back(&a);
+  }
+  std::vector<double> reload(program.size() + 1, 0.0);
+  // Needed latest first; then the earlier F.
+  const auto later = [](const Activation* a, const Activation* b) {
+    return a->consumer != b->consumer ? a->consumer < b->consumer : a->f > b->f;
+  };
+  std::priority_queue<Activation*, std::vector<Activation*>, decltype(later)> live(later);
+  double memory = 0;
+  for (std::uint32_t i = 0; i < program.size(); ++i) {
+    memory += reload[i] + graph.memory_delta(program[i]);
+    for (Activation* a : available_at[i]) live.push(a);
+    while (memory > budget && !live.empty()) {
+      Activation* a = live.top();
+      live.pop();
+      if (a->consumer - 2 < i) continue;  // back on the device already
+      a->chosen = true;
+      memory -= a->bytes;
+      reload[a->consumer - 1] += a->bytes;
+    }
+  }
+}
+
+}  // namespace
+
+TimeNs host_copy_time(const HostLink& link, double bytes) {
+  double ns = static_cast<double>(link.latency);
+  if (bytes > 0 && link.bandwidth > 0) ns += std::ceil(bytes / link.bandwidth * 1e9);
+  if (!(ns <= 1e18)) {
+    throw ScheduleError(fmt::format(
+        "a host copy of {} bytes over a link of {} bytes/s and {} ns latency would take longer "
+        "than 1e18 ns",
+        bytes, link.bandwidth, link.latency));
+  }
+  return static_cast<TimeNs>(ns);
+}
+
+EventGraph add_offload(const EventGraph& graph, const OffloadSpec& spec) {
+  const auto n = static_cast<std::uint32_t>(graph.task_count());
+  if (n > 0 && !graph.has_program_order()) {
+    throw ScheduleError("offloading needs a graph with program order");
+  }
+  for (std::uint32_t t = 0; t < n; ++t) {
+    if (is_host_copy(graph.kind(TaskId{t}))) throw ScheduleError("offloading: already added");
+  }
+
+  // A copy and the compute tasks around it, by position in its device's program.
+  struct Copy {
+    TaskKind kind;
+    DeviceId device;
+    TaskId like;      // the F or OPT whose stage, microbatch, chunk and iteration it takes
+    TaskId after;     // it waits for this task (and, for a copy back, its copy out)
+    TaskId before;    // the task waiting for it (invalid: none)
+    std::uint32_t issued = 0;  // the position of `after`: the order on the link
+    double bytes = 0;
+    std::size_t pair = SIZE_MAX;  // a copy back: the index of its copy out
+  };
+  std::vector<Copy> copies;
+  for (std::uint32_t d = 0; d < graph.device_count(); ++d) {
+    const std::span<const TaskId> program = graph.program(DeviceId{d});
+    std::vector<Activation> found = activations_of(graph, program);
+    const std::optional<double> budget = entry_or(spec.budget, d, std::optional<double>{});
+    if (budget) {
+      choose_by_budget(graph, program, found, *budget);
+    } else {
+      choose_by_ratio(graph, program, found, spec);
+    }
+    for (const Activation& a : found) {
+      if (!a.chosen) continue;
+      copies.push_back({TaskKind::D2H, DeviceId{d}, program[a.f], program[a.f], {}, a.f, a.bytes});
+      copies.push_back({TaskKind::H2D, DeviceId{d}, program[a.f], program[a.consumer - 2],
+                        program[a.consumer], a.consumer - 2, a.bytes, copies.size() - 1});
+    }
+    const double optimizer = entry_or(spec.optimizer_bytes, d, 0.0);
+    if (optimizer > 0) {
+      for (std::uint32_t i = 0; i < program.size(); ++i) {
+        if (graph.kind(program[i]) != TaskKind::Optimizer) continue;
+        const std::uint32_t issued = i >= 2 ? i - 2 : 0;
+        copies.push_back({TaskKind::H2D, DeviceId{d}, program[i], i >= 2 ? program[i - 2] : TaskId{},
+                          program[i], issued, optimizer});
+        copies.push_back({TaskKind::D2H, DeviceId{d}, program[i], program[i], {}, i, optimizer});
+      }
+    }
+  }
+  if (copies.empty()) return graph;
+
+  EventGraphBuilder builder = EventGraphBuilder::extend(graph);
+  std::vector<LaneId> lane(graph.device_count());
+  std::vector<TaskId> id(copies.size());
+  for (std::size_t k = 0; k < copies.size(); ++k) {
+    const Copy& c = copies[k];
+    if (!lane[c.device.value].valid()) lane[c.device.value] = builder.add_lane(c.device, "host link");
+    TaskSpec s = graph.spec(c.like);
+    s.kind = c.kind;
+    s.lane = lane[c.device.value];
+    s.duration = host_copy_time(entry_or(spec.host_link, c.device.value, HostLink{}), c.bytes);
+    s.memory_delta = c.kind == TaskKind::D2H ? -c.bytes : c.bytes;
+    id[k] = builder.add_task(s);
+    if (c.after.valid()) builder.add_dependence(c.after, id[k]);
+    if (c.pair != SIZE_MAX) builder.add_dependence(id[c.pair], id[k]);
+    if (c.before.valid()) builder.add_dependence(id[k], c.before);
+  }
+  // Each device's link runs its copies in the order they are issued; copies of one device
+  // are contiguous in `copies`, so a stable sort by (device, issued, D2H first) keeps the
+  // order in which they were found among equals.
+  std::vector<std::size_t> order(copies.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const Copy& x = copies[a];
+    const Copy& y = copies[b];
+    return std::tuple(x.device.value, x.issued, x.kind != TaskKind::D2H) <
+           std::tuple(y.device.value, y.issued, y.kind != TaskKind::D2H);
+  });
+  for (const std::size_t k : order) builder.append_to_program(id[k]);
+  return std::move(builder).freeze();
+}
+
+}  // namespace perflow::parallel
