@@ -641,6 +641,12 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
 
   // Every stage needs its three durations; build the table and the per-stage extras.
   const JsonCursor where = costs ? *costs : root;
+  // Recomputation and offloading errors point at /costs' field when it gives one.
+  const auto field_or_costs = [&](std::string_view name) {
+    return costs && costs->has(name) ? costs->at(name) : where;
+  };
+  const JsonCursor recompute_where = field_or_costs("recompute");
+  const JsonCursor offload_where = field_or_costs("offload");
   std::vector<double> boundary_bytes(stages, 0.0);
   bool any_bytes = false;
   for (std::uint32_t s = 0; s < stages; ++s) {
@@ -664,8 +670,8 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
           require(p.forward, "forward") + tp, require(p.backward, "backward") + tp,
           require(p.weight, "weight"),        p.activation.value_or(0.0),
           p.backward_frees.value_or(0.0),     p.launch_overhead.value_or(0)};
-      resolve_recompute(p, s, c, config, tp, where, resolved);
-      resolve_offload(p, s, c, config, where);
+      resolve_recompute(p, s, c, config, tp, recompute_where, resolved);
+      resolve_offload(p, s, c, config, offload_where);
       config.data_parallel.gradient_bytes[std::size_t{s} * chunks + c] =
           p.gradient_bytes.value_or(0.0);
       config.data_parallel.optimizer[std::size_t{s} * chunks + c] = p.optimizer.value_or(0);
@@ -683,7 +689,7 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
     }
   }
   if (any_bytes) config.simulation.boundary_bytes = std::move(boundary_bytes);
-  finish_offload(config, host_link, where);
+  finish_offload(config, host_link, offload_where);
 
   config.costs.set_p2p_latency(config.simulation.p2p_latency);  // schedulers plan with it
 }

@@ -1,6 +1,7 @@
 #include "perflow/parallel/offload.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <queue>
@@ -69,8 +70,8 @@ void choose_by_ratio(const EventGraph& graph, std::span<const TaskId> program,
   }
   const std::uint32_t chunks = std::max<std::uint32_t>(spec.chunks, 1);
   for (auto& [key, group] : groups) {
-    const double ratio =
-        std::clamp(entry_or(spec.ratio, std::size_t{key.first} * chunks + key.second, 0.0), 0.0, 1.0);
+    const double ratio = std::clamp(
+        entry_or(spec.ratio, std::size_t{key.first} * chunks + key.second, 0.0), 0.0, 1.0);
     auto wanted = static_cast<std::size_t>(std::llround(ratio * static_cast<double>(group.size())));
     std::stable_sort(group.begin(), group.end(), [](const Activation* a, const Activation* b) {
       return a->lifetime() > b->lifetime();
@@ -140,9 +141,9 @@ EventGraph add_offload(const EventGraph& graph, const OffloadSpec& spec) {
   struct Copy {
     TaskKind kind;
     DeviceId device;
-    TaskId like;      // the F or OPT whose stage, microbatch, chunk and iteration it takes
-    TaskId after;     // it waits for this task (and, for a copy back, its copy out)
-    TaskId before;    // the task waiting for it (invalid: none)
+    TaskId like;               // the F or OPT whose stage, microbatch, chunk and iteration it takes
+    TaskId after;              // it waits for this task (and, for a copy back, its copy out)
+    TaskId before;             // the task waiting for it (invalid: none)
     std::uint32_t issued = 0;  // the position of `after`: the order on the link
     double bytes = 0;
     std::size_t pair = SIZE_MAX;  // a copy back: the index of its copy out
@@ -168,8 +169,8 @@ EventGraph add_offload(const EventGraph& graph, const OffloadSpec& spec) {
       for (std::uint32_t i = 0; i < program.size(); ++i) {
         if (graph.kind(program[i]) != TaskKind::Optimizer) continue;
         const std::uint32_t issued = i >= 2 ? i - 2 : 0;
-        copies.push_back({TaskKind::H2D, DeviceId{d}, program[i], i >= 2 ? program[i - 2] : TaskId{},
-                          program[i], issued, optimizer});
+        copies.push_back({TaskKind::H2D, DeviceId{d}, program[i],
+                          i >= 2 ? program[i - 2] : TaskId{}, program[i], issued, optimizer});
         copies.push_back({TaskKind::D2H, DeviceId{d}, program[i], program[i], {}, i, optimizer});
       }
     }
@@ -177,14 +178,22 @@ EventGraph add_offload(const EventGraph& graph, const OffloadSpec& spec) {
   if (copies.empty()) return graph;
 
   EventGraphBuilder builder = EventGraphBuilder::extend(graph);
-  std::vector<LaneId> lane(graph.device_count());
+  // Per device, one lane per direction: the links are full duplex and a GPU copies each way
+  // on its own copy engine. Created in (device, to host, from host) order.
+  std::vector<std::array<LaneId, 2>> lanes(graph.device_count());
+  for (const Copy& c : copies) {
+    auto& [to_host, from_host] = lanes[c.device.value];
+    if (!to_host.valid()) {
+      to_host = builder.add_lane(c.device, "to host");
+      from_host = builder.add_lane(c.device, "from host");
+    }
+  }
   std::vector<TaskId> id(copies.size());
   for (std::size_t k = 0; k < copies.size(); ++k) {
     const Copy& c = copies[k];
-    if (!lane[c.device.value].valid()) lane[c.device.value] = builder.add_lane(c.device, "host link");
     TaskSpec s = graph.spec(c.like);
     s.kind = c.kind;
-    s.lane = lane[c.device.value];
+    s.lane = lanes[c.device.value][c.kind == TaskKind::D2H ? 0 : 1];
     s.duration = host_copy_time(entry_or(spec.host_link, c.device.value, HostLink{}), c.bytes);
     s.memory_delta = c.kind == TaskKind::D2H ? -c.bytes : c.bytes;
     id[k] = builder.add_task(s);
@@ -192,8 +201,7 @@ EventGraph add_offload(const EventGraph& graph, const OffloadSpec& spec) {
     if (c.pair != SIZE_MAX) builder.add_dependence(id[c.pair], id[k]);
     if (c.before.valid()) builder.add_dependence(id[k], c.before);
   }
-  // Each device's link runs its copies in the order they are issued; copies of one device
-  // are contiguous in `copies`, so a stable sort by (device, issued, D2H first) keeps the
+  // Each direction runs its copies in the order they are issued; a stable sort keeps the
   // order in which they were found among equals.
   std::vector<std::size_t> order(copies.size());
   for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;

@@ -404,6 +404,125 @@ TEST(Config, AnOverrideOfOneChunkRefusesWholeStageFields) {
   EXPECT_EQ(parse_config(doc, "cfg.json").devices[0].static_memory, 1e9);
 }
 
+// Recomputation: the R task's time and what F keeps, per stage and chunk, with their
+// defaults and errors at the field that asked for it.
+TEST(Config, RecomputationResolvesPerStageAndChunk) {
+  auto doc = base();
+  doc["costs"]["activation"] = "1GB";
+  doc["costs"]["recompute"] = "full";
+  doc["costs"]["recompute_activation"] = "100MB";
+  doc["costs"]["overrides"] = nlohmann::json::parse(
+      R"([{"stages": "2-3", "recompute": "selective", "recompute_forward": 200,
+           "recompute_activation": "600MB"},
+          {"stages": 3, "recompute": "none"}])");
+  const Config c = parse_config(doc, "cfg.json");
+  const parallel::TaskCosts& full = c.costs.at(StageId{0}, 0);
+  EXPECT_TRUE(full.recompute);
+  EXPECT_EQ(full.recompute_forward, 1'315'000);  // full: the forward again
+  EXPECT_EQ(full.kept_activation(), 100e6);
+  EXPECT_EQ(full.rebuilt_activation(), 900e6);  // the rest, at once
+  const parallel::TaskCosts& selective = c.costs.at(StageId{2}, 0);
+  EXPECT_EQ(selective.recompute_forward, 200'000);
+  EXPECT_EQ(selective.kept_activation(), 600e6);
+  EXPECT_FALSE(c.costs.at(StageId{3}, 0).recompute);
+  // An R before each of stages 0-2's 8 BW tasks.
+  const EventGraph g = build_graph(c);
+  EXPECT_EQ(g.task_count(), 64u + 3 * 8);
+  EXPECT_EQ(g.label(g.program(DeviceId{0})[4]), "R0.0");  // after the 4 warm-up forwards
+  EXPECT_EQ(g.label(g.program(DeviceId{0})[5]), "BW0.0");
+}
+
+TEST(Config, RecomputationAndOffloadErrorsNameTheField) {
+  auto selective = base();
+  selective["costs"]["recompute"] = "selective";
+  selective["costs"]["recompute_activation"] = 0.5;
+  EXPECT_EQ(error_of(selective),
+            "cfg.json:/costs/recompute: stage 0 chunk 0 recomputes selectively but has no "
+            "recompute_forward: give /costs/recompute_forward (the R task's time), or /model "
+            "with a GPU");
+  auto full = base();
+  full["costs"]["recompute"] = "full";
+  EXPECT_EQ(error_of(full),
+            "cfg.json:/costs/recompute: stage 0 chunk 0 recomputes (full) but has no "
+            "recompute_activation: give /costs/recompute_activation (what an F keeps until its "
+            "backward), or /model");
+  full["costs"]["recompute_activation"] = 2;
+  EXPECT_EQ(error_of(full),
+            "cfg.json:/costs/recompute: stage 0 chunk 0: recompute_activation (2 bytes) is more "
+            "than the activation it recomputes (1 bytes)");
+  full["costs"]["recompute"] = "most";
+  EXPECT_EQ(error_of(full),
+            "cfg.json:/costs/recompute: expected \"none\", \"selective\" or \"full\", got "
+            "\"most\"");
+
+  auto offload = base();
+  offload["costs"]["offload"] = {{"ratio", 0.5}};
+  EXPECT_EQ(error_of(offload),
+            "cfg.json:/costs/offload: stage 0 offloads to host memory but has no host link: give "
+            "/network/host_link or host_link in its device type ({\"bandwidth\": \"64GB/s\", "
+            "\"latency\": 2} for PCIe Gen5 x16)");
+  offload["costs"]["offload"] = {{"ratio", 0.5}, {"budget", "1GB"}};
+  EXPECT_EQ(error_of(offload),
+            "cfg.json:/costs/offload/budget: give a ratio or a budget, not both");
+  offload["costs"]["offload"] = {{"ratio", 1.5}};
+  EXPECT_TRUE(error_of(offload).starts_with("cfg.json:/costs/offload/ratio: expected a share"))
+      << error_of(offload);
+  offload["network"]["host_link"] = {{"bandwidth", "64GB/s"}};
+  offload["costs"]["offload"] = {{"optimizer", true}};
+  EXPECT_EQ(error_of(offload),
+            "cfg.json:/costs/offload: stage 0 offloads its optimizer state but its size is "
+            "unknown: give /costs/offload/optimizer_state, or /model");
+  offload["costs"]["offload"]["optimizer_state"] = "1GB";
+  EXPECT_EQ(error_of(offload),
+            "cfg.json:/costs/offload: stage 0 offloads its optimizer state but has no optimizer "
+            "step to copy it for: give /costs/optimizer, or /model with a GPU");
+  auto chunk = base();
+  chunk["costs"]["overrides"] =
+      nlohmann::json::parse(R"([{"stages": 0, "chunk": 0, "offload": {"budget": "1GB"}}])");
+  EXPECT_EQ(error_of(chunk),
+            "cfg.json:/costs/overrides/0/offload/budget: an offload budget is a whole stage's, so "
+            "an override with \"chunk\" cannot set it (give it in an override without "
+            "\"chunk\")");
+}
+
+// Offloading: the host link comes from the device type, else /network; the optimizer state
+// leaves the static memory and comes back around the optimizer step.
+TEST(Config, OffloadTakesTheDeviceTypesHostLink) {
+  auto doc = base();
+  doc["costs"]["static_memory"] = "10GB";
+  doc["costs"]["optimizer"] = 100;
+  doc["costs"]["offload"] = {{"ratio", 1}, {"optimizer", true}, {"optimizer_state", "4GB"}};
+  doc["network"]["host_link"] = {{"bandwidth", "32GB/s"}, {"latency", 1}};
+  doc["device_types"] = nlohmann::json::parse(
+      R"({"C2C": {"host_link": {"bandwidth": "450GB/s", "latency": 2}}, "PCIe": {}})");
+  doc["placement"] = nlohmann::json::parse(
+      R"([{"stages": "0-1", "device_type": "C2C"}, {"stages": "2-3", "device_type": "PCIe"}])");
+  const Config c = parse_config(doc, "cfg.json");
+  ASSERT_TRUE(c.offloads);
+  EXPECT_EQ(c.offload.host_link[0].bandwidth, 450e9);
+  EXPECT_EQ(c.offload.host_link[0].latency, 2000);
+  EXPECT_EQ(c.offload.host_link[3].bandwidth, 32e9);
+  EXPECT_EQ(c.offload.ratio, std::vector<double>(4, 1.0));
+  EXPECT_EQ(c.offload.optimizer_bytes, std::vector<double>(4, 4e9));
+  EXPECT_EQ(c.devices[0].static_memory, 6e9);
+  EXPECT_EQ(c.devices[0].host_optimizer_state, 4e9);
+  const EventGraph g = build_graph(c);
+  const simulator::SimulationResult r = simulate(c, g);
+  // The optimizer state's copies on stage 3: 4 GB at 32 GB/s and 1 us, each way.
+  std::size_t optimizer_copies = 0;
+  for (std::uint32_t t = 0; t < g.task_count(); ++t) {
+    if (is_host_copy(g.kind(TaskId{t})) && g.device(TaskId{t}) == DeviceId{3}) {
+      if (g.duration(TaskId{t}) == 125'001'000) ++optimizer_copies;
+    }
+  }
+  EXPECT_EQ(optimizer_copies, 2u);
+  // The peak: the optimizer state, copied in while the last BW still holds its activation
+  // (1 unit), on top of the static memory left on the device.
+  EXPECT_EQ(r.metrics.devices[3].peak_memory, 4e9 + 1);
+  const DeviceMemory m = device_memory(c, r.metrics.devices[3]);
+  EXPECT_EQ(m.total, 10e9 + 1);
+}
+
 TEST(Config, DurationsInStringsNeedAUnit) {
   auto doc = base();
   doc["costs"]["backward"] = "2733";

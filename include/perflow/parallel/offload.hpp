@@ -42,17 +42,18 @@ TimeNs host_copy_time(const HostLink& link, double bytes);
 /// issued while the task before the consumer runs (it waits for the task before that one), so
 /// it overlaps compute and the consumer waits only for what is left of it.
 ///
-/// Copies run one at a time on a lane "host link" per device that offloads, in the order the
-/// runtime issues them (by the compute task each waits for; at one task, D2H first), so they
-/// contend for the link. Eligible are activations with at least two tasks between their F and
-/// their consumer (otherwise the copy back would start before or with the copy out). Chosen:
-/// per (stage, chunk), round(ratio x microbatches) of the eligible ones, the longest-lived
-/// first (by program positions between F and consumer; ties: the earlier F); or, with a
-/// budget, the device's program is walked in order and, wherever its activation memory
-/// (counted in program order, an offloaded activation absent from the second task after
-/// its F, its copy out running during the first, until the task before its consumer)
-/// exceeds the budget, the live eligible activation needed latest
-/// is offloaded, until it fits or none is left (Belady's rule).
+/// Copies run one at a time per direction, on two lanes per device that offloads, "to host"
+/// (D2H) and "from host" (H2D): the links (PCIe, NVLink-C2C) are full duplex and a GPU copies
+/// each way on its own copy engine. Each lane runs its copies in the order the runtime issues
+/// them (by the compute task each waits for), so copies one way contend for the link. Eligible are
+/// activations with at least two tasks between their F and their consumer (otherwise the copy back
+/// would start before or with the copy out). Chosen: per (stage, chunk), round(ratio x
+/// microbatches) of the eligible ones, the longest-lived first (by program positions between F and
+/// consumer; ties: the earlier F); or, with a budget, the device's program is walked in order and,
+/// wherever its activation memory (counted in program order, an offloaded activation absent from
+/// the second task after its F, its copy out running during the first, until the task before its
+/// consumer) exceeds the budget, the live eligible activation needed latest is offloaded, until it
+/// fits or none is left (Belady's rule).
 ///
 /// With optimizer_bytes, an H2D of them precedes the device's OPT (issued as for an
 /// activation) and a D2H follows it; they allocate and free those bytes like activations.
