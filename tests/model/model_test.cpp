@@ -124,6 +124,62 @@ TEST(Derive, ActivationsFollowKorthikanti) {
           .backward_ns);
 }
 
+// A second shape for the same formulas: h = 4096, s = 4096, a = 32 (multi-head: kv heads =
+// heads, so K and V are h wide), f = 4h with GELU, micro batch b = 2, no tensor or sequence
+// parallelism (t = 1, so the 10 sbh that sequence parallelism would split are counted whole)
+// and attention scores kept (no flash attention). Per layer, derive.cpp's generalised
+// formula 10sbh + (2sbh + 4 sb kv + 2sbh + 4sbf)/t + 5as^2b/t reduces to Korthikanti et al.
+// 2022's 34sbh + 5as^2b: without recomputation F keeps 34sbh + 5as^2b, with selective
+// recomputation 34sbh, with full recomputation 2sbh (the layer's input); R rebuilds one
+// layer's worth: everything minus what F keeps, per layer, whatever the number of layers.
+TEST(Derive, ActivationsFollowKorthikantiOnASecondShape) {
+  const DeviceSpec& a100 = find_device_preset("a100-80gb")->spec;
+  Transformer model{.layers = 32,
+                    .hidden = 4096,
+                    .ffn_hidden = 4 * 4096,
+                    .heads = 32,
+                    .kv_heads = 32,
+                    .vocab = 32000,
+                    .sequence = 4096};
+  const Training training{.micro_batch_size = 2, .flash_attention = false};
+  const double s = 4096, b = 2, h = 4096, a = 32;
+  const double sbh = s * b * h;
+  const double full_layer = 34 * sbh + 5 * a * s * s * b;
+  // 34 x 2^25 = 1,140,850,688 and 5 x 32 x 2^24 x 2 = 5,368,709,120 bytes.
+  EXPECT_EQ(full_layer, 1'140'850'688.0 + 5'368'709'120.0);
+  for (const std::uint32_t count : {1u, 3u}) {
+    SCOPED_TRACE(count);
+    const auto c = derive_position(model, training, {}, a100, {.first = 4, .count = count});
+    EXPECT_DOUBLE_EQ(c.activation, count * full_layer);
+    EXPECT_DOUBLE_EQ(c.kept_activation[0], count * full_layer);
+    EXPECT_DOUBLE_EQ(c.kept_activation[1], count * 34 * sbh);
+    EXPECT_DOUBLE_EQ(c.kept_activation[2], count * 2 * sbh);
+    EXPECT_DOUBLE_EQ(c.recompute_rebuilt[0], 0.0);
+    EXPECT_DOUBLE_EQ(c.recompute_rebuilt[1], 5 * a * s * s * b);
+    EXPECT_DOUBLE_EQ(c.recompute_rebuilt[2], full_layer - 2 * sbh);
+    if (count == 1) {
+      for (std::size_t mode = 0; mode < 3; ++mode) {
+        EXPECT_DOUBLE_EQ(c.recompute_rebuilt[mode], c.kept_activation[0] - c.kept_activation[mode]);
+      }
+    }
+    EXPECT_DOUBLE_EQ(c.recompute_forward_ns[0], 0.0);
+    EXPECT_DOUBLE_EQ(c.recompute_forward_ns[2], c.forward_ns);  // no embedding or head here
+  }
+  // Flash attention keeps no scores: 34sbh, and selective recomputation has nothing to rebuild.
+  Training flash = training;
+  flash.flash_attention = true;
+  const auto fused = derive_position(model, flash, {}, a100, {.first = 4, .count = 1});
+  EXPECT_DOUBLE_EQ(fused.kept_activation[0], 34 * sbh);
+  EXPECT_DOUBLE_EQ(fused.recompute_rebuilt[1], 0.0);
+  // Grouped-query attention with 8 KV heads (kv = h / 4): K and V keep 4 sb kv = sbh instead of
+  // 4sbh, so 31sbh + 5as^2b (derive.cpp's generalisation to grouped-query attention).
+  model.kv_heads = 8;
+  const auto gqa = derive_position(model, training, {}, a100, {.first = 4, .count = 1});
+  EXPECT_DOUBLE_EQ(gqa.kept_activation[0], 31 * sbh + 5 * a * s * s * b);
+  EXPECT_DOUBLE_EQ(gqa.kept_activation[1], 31 * sbh);
+  EXPECT_DOUBLE_EQ(gqa.kept_activation[2], 2 * sbh);
+}
+
 TEST(Derive, StaticMemoryAndTraffic) {
   const DeviceSpec& h100 = find_device_preset("h100-sxm")->spec;
   const Training training{.micro_batch_size = 2};
