@@ -37,19 +37,21 @@ std::string lane_order(const EventGraph& g, const Trace& trace, LaneId lane) {
   return out;
 }
 
-// The host-link lane of device d (invalid if it has none).
-LaneId host_lane(const EventGraph& g, std::uint32_t d) {
+// Device d's lane `name` ("to host" or "from host"; invalid if it has none).
+LaneId named_lane(const EventGraph& g, std::uint32_t d, std::string_view name) {
   for (std::uint32_t l = g.device_count(); l < g.lane_count(); ++l) {
-    if (g.lane_info(LaneId{l}).device == DeviceId{d} && g.lane_info(LaneId{l}).name == "host link")
+    if (g.lane_info(LaneId{l}).device == DeviceId{d} && g.lane_info(LaneId{l}).name == name)
       return LaneId{l};
   }
   return {};
 }
+LaneId to_host(const EventGraph& g, std::uint32_t d) { return named_lane(g, d, "to host"); }
+LaneId from_host(const EventGraph& g, std::uint32_t d) { return named_lane(g, d, "from host"); }
 
-// The microbatches whose activations device d copies out, in link order.
+// The microbatches whose activations device d copies out, sorted.
 std::vector<std::uint32_t> offloaded(const EventGraph& g, std::uint32_t d) {
   std::vector<std::uint32_t> out;
-  const LaneId lane = host_lane(g, d);
+  const LaneId lane = to_host(g, d);
   if (!lane.valid()) return out;
   for (const TaskId t : g.program(lane)) {
     if (g.kind(t) == TaskKind::D2H) out.push_back(g.microbatch(t));
@@ -76,25 +78,25 @@ OffloadSpec everything(std::uint32_t stages, std::uint32_t chunks, double ratio,
 // Device 0 runs F0 F1 F2 BW0 F3 BW1 BW2 BW3 (positions 0..7). Pairs F -> consumer:
 // 0 -> 3, 1 -> 5, 2 -> 6, 4 -> 7: all at least 3 apart, so all four are eligible. Each D2H
 // is issued at its F; each H2D at the task two before its consumer: H2D0 after F1 (1), H2D1
-// after BW0 (3), H2D2 after F3 (4), H2D3 after BW1 (5). Link order by (issue, D2H first):
-// D2H0 (0) D2H1 (1) H2D0 (1) D2H2 (2) H2D1 (3) D2H3 (4) H2D2 (4) H2D3 (5).
+// after BW0 (3), H2D2 after F3 (4), H2D3 after BW1 (5). One lane per direction, each in
+// issue order: to host D2H0 D2H1 D2H2 D2H3, from host H2D0 H2D1 H2D2 H2D3.
 //
 // Compute without offloading (ns): d0 F0 [0,1000] F1 [1000,2000] F2 [2000,3000]
 // BW0 [7000,9000] F3 [9000,10000] BW1 [10000,12000] BW2 [13000,15000] BW3 [16000,18000];
-// makespan 18000. The copies (each waiting for its task, its copy out and the link):
-//   D2H0 [1000,2000]  D2H1 [2000,3000]  H2D0 [3000,4000] (link busy until 3000)
-//   D2H2 [4000,5000]  H2D1 [9000,10000] (BW0 ends 9000)  D2H3 [10000,11000] (F3 ends 10000)
-//   H2D2 [11000,12000] (link)  H2D3 [12000,13000] (BW1 ends 12000)
+// makespan 18000. The copies (each waiting for its task, its copy out and its lane):
+//   to host:   D2H0 [1000,2000]  D2H1 [2000,3000]  D2H2 [3000,4000]  D2H3 [10000,11000]
+//   from host: H2D0 [2000,3000] (F1 and D2H0 end at 2000)  H2D1 [9000,10000] (BW0 ends)
+//              H2D2 [10000,11000] (F3 ends)  H2D3 [12000,13000] (BW1 ends)
 // Every consumer's reload is done by the time its gradient arrives (BW1 starts at 10000,
 // the end of H2D1, exactly), so the compute times and the makespan do not change.
 //
 // Memory of device 0 over time (allocation at a task's start, free at its finish; the value
-// after all changes at an instant), in activations:
-//   [0,1000) F0: 1; [1000,5000) 2 (F0 F1; at 2000 F2 starts and F0 is out; at 3000 F1 is
-//   out and F0 comes back: F0 F2); [5000,9000) 1 (F0: F2 is out); at 9000 BW0 frees F0, F3
-//   starts, F1 comes back: 2; at 11000 F3 out, F2 back: 2; at 12000 BW1 frees F1, F3 back:
-//   2; 15000: 1; 18000: 0.
-// Peak 2000 bytes instead of 3000 (F0 F1 F2 held together without offloading).
+// after all changes at an instant), in activations: [0,1000) 1 (F0); [1000,2000) 2 (F0 F1);
+// at 2000 F0 leaves, F2 starts and F0 comes back: 3 (F0 F1 F2, as without offloading: F0's
+// reload is issued as soon as it left); 3000 F1 out: 2; 4000 F2 out: 1 (F0); 9000 BW0 frees
+// F0, F3 starts, F1 comes back: 2; 10000 F2 comes back: 3; 11000 F3 out: 2; 12000 BW1 frees
+// F1, F3 comes back: 2; 15000: 1; 18000: 0. The peak stays 3000 bytes: with copies back
+// issued two tasks ahead, this short pipeline has nothing to gain.
 TEST(Offload, OneFOneBThreeStagesHandSimulated) {
   const CostTable costs({.forward = 1000, .backward = 2000, .weight = 0, .activation = 1000});
   const EventGraph original = build_schedule(pipeline_spec("1f1b", 3, 4), costs);
@@ -103,9 +105,11 @@ TEST(Offload, OneFOneBThreeStagesHandSimulated) {
   spec.host_link = {HostLink{0, 1e9}};
   const EventGraph g = add_offload(original, spec);
   ASSERT_EQ(g.task_count(), original.task_count() + 8);
-  ASSERT_EQ(g.lane_count(), 4u);
-  EXPECT_EQ(g.lane_info(LaneId{3}).name, "host link");
+  ASSERT_EQ(g.lane_count(), 5u);
+  EXPECT_EQ(g.lane_info(LaneId{3}).name, "to host");
+  EXPECT_EQ(g.lane_info(LaneId{4}).name, "from host");
   EXPECT_EQ(g.lane_info(LaneId{3}).device, DeviceId{0});
+  EXPECT_EQ(g.lane_info(LaneId{4}).device, DeviceId{0});
   for (std::uint32_t t = 0; t < original.task_count(); ++t) {
     EXPECT_EQ(g.label(TaskId{t}), original.label(TaskId{t}));
   }
@@ -115,21 +119,23 @@ TEST(Offload, OneFOneBThreeStagesHandSimulated) {
   EXPECT_EQ(base.metrics.makespan, 18000);
   EXPECT_EQ(r.metrics.makespan, 18000);
   EXPECT_EQ(order_string(g, r.trace, 0), "F0.0 F1.0 F2.0 BW0.0 F3.0 BW1.0 BW2.0 BW3.0");
-  EXPECT_EQ(lane_order(g, r.trace, LaneId{3}),
-            "D2H0.0 D2H1.0 H2D0.0 D2H2.0 H2D1.0 D2H3.0 H2D2.0 H2D3.0");
+  EXPECT_EQ(lane_order(g, r.trace, LaneId{3}), "D2H0.0 D2H1.0 D2H2.0 D2H3.0");
+  EXPECT_EQ(lane_order(g, r.trace, LaneId{4}), "H2D0.0 H2D1.0 H2D2.0 H2D3.0");
   std::vector<Span> copies;
-  for (const TaskId t : r.trace.events(LaneId{3})) {
-    copies.emplace_back(r.trace.start_of(t), r.trace.finish_of(t));
-    EXPECT_EQ(g.duration(t), 1000);
-    EXPECT_EQ(g.memory_delta(t), g.kind(t) == TaskKind::D2H ? -1000.0 : 1000.0);
+  for (const std::uint32_t l : {3u, 4u}) {
+    for (const TaskId t : r.trace.events(LaneId{l})) {
+      copies.emplace_back(r.trace.start_of(t), r.trace.finish_of(t));
+      EXPECT_EQ(g.duration(t), 1000);
+      EXPECT_EQ(g.memory_delta(t), g.kind(t) == TaskKind::D2H ? -1000.0 : 1000.0);
+    }
   }
   EXPECT_EQ(copies, (std::vector<Span>{{1000, 2000},
                                        {2000, 3000},
                                        {3000, 4000},
-                                       {4000, 5000},
+                                       {10000, 11000},
+                                       {2000, 3000},
                                        {9000, 10000},
                                        {10000, 11000},
-                                       {11000, 12000},
                                        {12000, 13000}}));
   std::vector<Span> compute;
   for (const TaskId t : r.trace.events(DeviceId{0})) {
@@ -145,10 +151,18 @@ TEST(Offload, OneFOneBThreeStagesHandSimulated) {
                                         {16000, 18000}}));
 
   EXPECT_EQ(base.metrics.devices[0].peak_memory, 3000.0);
-  EXPECT_EQ(r.metrics.devices[0].peak_memory, 2000.0);
+  EXPECT_EQ(r.metrics.devices[0].peak_memory, 3000.0);
   EXPECT_EQ(simulator::activation_memory(g, r.trace, DeviceId{0}),
-            (std::vector<simulator::MemoryPoint>{
-                {0, 1000}, {1000, 2000}, {5000, 1000}, {9000, 2000}, {15000, 1000}, {18000, 0}}));
+            (std::vector<simulator::MemoryPoint>{{0, 1000},
+                                                 {1000, 2000},
+                                                 {2000, 3000},
+                                                 {3000, 2000},
+                                                 {4000, 1000},
+                                                 {9000, 2000},
+                                                 {10000, 3000},
+                                                 {11000, 2000},
+                                                 {15000, 1000},
+                                                 {18000, 0}}));
   EXPECT_EQ(r.metrics.devices[0].host_copy, 8000);
   EXPECT_EQ(r.metrics.devices[0].communication, 0);
   for (std::uint32_t d = 1; d < 3; ++d) {
@@ -162,8 +176,8 @@ TEST(Offload, OneFOneBThreeStagesHandSimulated) {
   const EventGraph all = add_offload(original, everything(3, 1, 1.0, HostLink{0, 1e9}));
   EXPECT_EQ(offloaded(all, 0), (std::vector<std::uint32_t>{0, 1, 2, 3}));
   EXPECT_EQ(offloaded(all, 1), (std::vector<std::uint32_t>{1, 2}));
-  EXPECT_FALSE(host_lane(all, 2).valid());
-  EXPECT_EQ(all.lane_count(), 5u);
+  EXPECT_FALSE(to_host(all, 2).valid());
+  EXPECT_EQ(all.lane_count(), 7u);
 }
 
 // 1F1B 4 x 8 at ratio 0.5: each stage offloads round(0.5 x 8) = 4 activations, the
@@ -238,11 +252,11 @@ TEST(Offload, OptimizerStateComesInBeforeTheStepAndGoesBackAfter) {
   const std::vector<double> bytes = {2000, 3000};
   for (std::uint32_t d = 0; d < 2; ++d) {
     SCOPED_TRACE(d);
-    const LaneId lane = host_lane(g, d);
-    ASSERT_TRUE(lane.valid());
-    EXPECT_EQ(lane_order(g, r.trace, lane), "H2D0.0 D2H0.0");
-    const auto copies = r.trace.events(lane);
-    ASSERT_EQ(copies.size(), 2u);
+    ASSERT_TRUE(to_host(g, d).valid());
+    EXPECT_EQ(lane_order(g, r.trace, from_host(g, d)), "H2D0.0");
+    EXPECT_EQ(lane_order(g, r.trace, to_host(g, d)), "D2H0.0");
+    const std::vector<TaskId> copies = {r.trace.events(from_host(g, d))[0],
+                                        r.trace.events(to_host(g, d))[0]};
     const TaskId opt = r.trace.events(DeviceId{d}).back();
     EXPECT_EQ(g.kind(opt), TaskKind::Optimizer);
     EXPECT_EQ((Span{r.trace.start_of(opt), r.trace.finish_of(opt)}), expected_opt[d]);
@@ -273,73 +287,75 @@ void check_offload(const EventGraph& original, const EventGraph& g, TimeNs laten
     EXPECT_LE(r.metrics.devices[d].peak_memory, before.metrics.devices[d].peak_memory);
     // The compute program is unchanged.
     EXPECT_TRUE(std::ranges::equal(g.program(DeviceId{d}), original.program(DeviceId{d})));
-    const LaneId lane = host_lane(g, d);
-    if (!lane.valid()) continue;
+    if (!to_host(g, d).valid()) continue;
     const auto program = g.program(DeviceId{d});
     const auto position = [&](TaskId t) {
       return static_cast<std::size_t>(std::find(program.begin(), program.end(), t) -
                                       program.begin());
     };
-    const auto events = r.trace.events(lane);
-    TimeNs link_free = 0;
     TimeNs copy_time = 0;
-    for (const TaskId c : events) {
-      EXPECT_GE(r.trace.start_of(c), link_free) << g.label(c);  // one copy at a time
-      link_free = r.trace.finish_of(c);
-      copy_time += g.duration(c);
-      EXPECT_EQ(g.device(c), DeviceId{d});
-      std::vector<TaskId> compute_preds, compute_succs;
-      for (const Adjacent& p : g.predecessors(c)) {
-        if (g.lane(p.task()) == LaneId{d}) compute_preds.push_back(p.task());
-      }
-      for (const Adjacent& s : g.successors(c)) {
-        if (g.lane(s.task()) == LaneId{d}) compute_succs.push_back(s.task());
-      }
-      if (g.kind(c) == TaskKind::D2H) {
-        ++d2h;
-        ASSERT_EQ(compute_preds.size(), 1u) << g.label(c);
-        const TaskId f = compute_preds[0];
-        if (g.kind(f) == TaskKind::Optimizer) continue;
-        EXPECT_EQ(g.kind(f), TaskKind::F);
-        EXPECT_EQ(g.microbatch(f), g.microbatch(c));
-        EXPECT_EQ(g.chunk(f), g.chunk(c));
-        EXPECT_GE(r.trace.start_of(c), r.trace.finish_of(f)) << g.label(c);
-        EXPECT_EQ(g.memory_delta(c), -g.memory_delta(f));
-        EXPECT_TRUE(compute_succs.empty()) << g.label(c);
-      } else {
-        ASSERT_EQ(g.kind(c), TaskKind::H2D);
-        ++h2d;
-        ASSERT_EQ(compute_succs.size(), 1u) << g.label(c);
-        const TaskId consumer = compute_succs[0];
-        EXPECT_GE(r.trace.start_of(consumer), r.trace.finish_of(c)) << g.label(c);
-        const std::size_t at = position(consumer);
-        ASSERT_LT(at, program.size());
-        if (g.kind(consumer) == TaskKind::Optimizer) continue;
-        EXPECT_TRUE(g.kind(consumer) == TaskKind::R || g.kind(consumer) == TaskKind::B ||
-                    g.kind(consumer) == TaskKind::BW)
-            << g.label(consumer);
-        EXPECT_EQ(g.microbatch(consumer), g.microbatch(c));
-        EXPECT_EQ(g.chunk(consumer), g.chunk(c));
-        // Issued after the task two before its consumer, and after its own copy out, which
-        // follows an F at least three tasks before the consumer.
-        ASSERT_GE(at, 3u);
-        EXPECT_GE(r.trace.start_of(c), r.trace.finish_of(program[at - 2])) << g.label(c);
-        ASSERT_EQ(compute_preds.size(), 1u);
-        EXPECT_EQ(compute_preds[0], program[at - 2]);
-        TaskId out;
+    for (const LaneId lane : {to_host(g, d), from_host(g, d)}) {
+      TimeNs link_free = 0;  // one copy at a time each way
+      for (const TaskId c : r.trace.events(lane)) {
+        EXPECT_EQ(g.kind(c), lane == to_host(g, d) ? TaskKind::D2H : TaskKind::H2D);
+        EXPECT_GE(r.trace.start_of(c), link_free) << g.label(c);
+        link_free = r.trace.finish_of(c);
+        copy_time += g.duration(c);
+        EXPECT_EQ(g.device(c), DeviceId{d});
+        std::vector<TaskId> compute_preds, compute_succs;
         for (const Adjacent& p : g.predecessors(c)) {
-          if (g.kind(p.task()) == TaskKind::D2H) out = p.task();
+          if (g.lane(p.task()) == LaneId{d}) compute_preds.push_back(p.task());
         }
-        ASSERT_TRUE(out.valid()) << g.label(c);
-        EXPECT_GE(r.trace.start_of(c), r.trace.finish_of(out));
-        TaskId f;
-        for (const Adjacent& p : g.predecessors(out)) f = p.task();
-        EXPECT_GE(at, position(f) + 3) << g.label(c);
-        // The first consumer of that F after it: nothing of its microbatch and chunk between.
-        for (std::size_t i = position(f) + 1; i < at; ++i) {
-          const bool same = g.microbatch(program[i]) == g.microbatch(f) &&
-                            g.chunk(program[i]) == g.chunk(f) && g.stage(program[i]) == g.stage(f);
-          EXPECT_FALSE(same && g.kind(program[i]) != TaskKind::F) << g.label(program[i]);
+        for (const Adjacent& s : g.successors(c)) {
+          if (g.lane(s.task()) == LaneId{d}) compute_succs.push_back(s.task());
+        }
+        if (g.kind(c) == TaskKind::D2H) {
+          ++d2h;
+          ASSERT_EQ(compute_preds.size(), 1u) << g.label(c);
+          const TaskId f = compute_preds[0];
+          if (g.kind(f) == TaskKind::Optimizer) continue;
+          EXPECT_EQ(g.kind(f), TaskKind::F);
+          EXPECT_EQ(g.microbatch(f), g.microbatch(c));
+          EXPECT_EQ(g.chunk(f), g.chunk(c));
+          EXPECT_GE(r.trace.start_of(c), r.trace.finish_of(f)) << g.label(c);
+          EXPECT_EQ(g.memory_delta(c), -g.memory_delta(f));
+          EXPECT_TRUE(compute_succs.empty()) << g.label(c);
+        } else {
+          ASSERT_EQ(g.kind(c), TaskKind::H2D);
+          ++h2d;
+          ASSERT_EQ(compute_succs.size(), 1u) << g.label(c);
+          const TaskId consumer = compute_succs[0];
+          EXPECT_GE(r.trace.start_of(consumer), r.trace.finish_of(c)) << g.label(c);
+          const std::size_t at = position(consumer);
+          ASSERT_LT(at, program.size());
+          if (g.kind(consumer) == TaskKind::Optimizer) continue;
+          EXPECT_TRUE(g.kind(consumer) == TaskKind::R || g.kind(consumer) == TaskKind::B ||
+                      g.kind(consumer) == TaskKind::BW)
+              << g.label(consumer);
+          EXPECT_EQ(g.microbatch(consumer), g.microbatch(c));
+          EXPECT_EQ(g.chunk(consumer), g.chunk(c));
+          // Issued after the task two before its consumer, and after its own copy out, which
+          // follows an F at least three tasks before the consumer.
+          ASSERT_GE(at, 3u);
+          EXPECT_GE(r.trace.start_of(c), r.trace.finish_of(program[at - 2])) << g.label(c);
+          ASSERT_EQ(compute_preds.size(), 1u);
+          EXPECT_EQ(compute_preds[0], program[at - 2]);
+          TaskId out;
+          for (const Adjacent& p : g.predecessors(c)) {
+            if (g.kind(p.task()) == TaskKind::D2H) out = p.task();
+          }
+          ASSERT_TRUE(out.valid()) << g.label(c);
+          EXPECT_GE(r.trace.start_of(c), r.trace.finish_of(out));
+          TaskId f;
+          for (const Adjacent& p : g.predecessors(out)) f = p.task();
+          EXPECT_GE(at, position(f) + 3) << g.label(c);
+          // The first consumer of that F after it: nothing of its microbatch and chunk between.
+          for (std::size_t i = position(f) + 1; i < at; ++i) {
+            const bool same = g.microbatch(program[i]) == g.microbatch(f) &&
+                              g.chunk(program[i]) == g.chunk(f) &&
+                              g.stage(program[i]) == g.stage(f);
+            EXPECT_FALSE(same && g.kind(program[i]) != TaskKind::F) << g.label(program[i]);
+          }
         }
       }
     }
@@ -468,7 +484,7 @@ TEST(Offload, BudgetOffloadsOnlyWhatItMust) {
       spec.ratio.assign(std::size_t{4} * c.chunks, 0.0);
       const EventGraph g = add_offload(original, spec);
       EXPECT_GT(offloaded(g, 0).size(), 0u);
-      for (std::uint32_t d = 1; d < 4; ++d) EXPECT_FALSE(host_lane(g, d).valid());
+      for (std::uint32_t d = 1; d < 4; ++d) EXPECT_FALSE(to_host(g, d).valid());
       const simulator::SimulationResult after = simulator::simulate(g);
       EXPECT_LT(after.metrics.devices[0].peak_memory, peak0);
       EXPECT_EQ(after.metrics.makespan, before.metrics.makespan);
@@ -479,8 +495,8 @@ TEST(Offload, BudgetOffloadsOnlyWhatItMust) {
         EXPECT_EQ(again.label(TaskId{t}), g.label(TaskId{t}));
         EXPECT_EQ(again.lane(TaskId{t}), g.lane(TaskId{t}));
       }
-      EXPECT_EQ(lane_order(again, simulator::simulate(again).trace, host_lane(again, 0)),
-                lane_order(g, after.trace, host_lane(g, 0)));
+      EXPECT_EQ(lane_order(again, simulator::simulate(again).trace, to_host(again, 0)),
+                lane_order(g, after.trace, to_host(g, 0)));
     }
   }
 }
@@ -501,7 +517,7 @@ TEST(Offload, BudgetFollowsBeladyByHand) {
   spec.host_link = {HostLink{0, 0}};
   const EventGraph g = add_offload(original, spec);
   EXPECT_EQ(offloaded(g, 0), (std::vector<std::uint32_t>{0, 1, 2, 3, 4, 5, 6}));
-  EXPECT_EQ(g.lane_count(), 5u);
+  EXPECT_EQ(g.lane_count(), 6u);  // 4 compute lanes, device 0's "to host" and "from host"
 }
 
 TEST(Offload, CopyTimeIsLatencyAndBytesRoundedUp) {
