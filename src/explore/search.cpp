@@ -93,9 +93,12 @@ nlohmann::json plan_config(const Search& search, const Plan& plan,
   nlohmann::json config = search.base;
   config["description"] = fmt::format(
       "perflow search plan: {} pp {} x tp {} x dp {}, micro-batch {} x {}, {} chunks, "
-      "recompute {}, {} ({} layers)",
+      "recompute {}{}, {} ({} layers)",
       plan.schedule, plan.pipeline, plan.tensor_parallel, plan.data_parallel, plan.micro_batch_size,
-      plan.microbatches, plan.chunks, plan.recompute, plan.placement, plan.layers);
+      plan.microbatches, plan.chunks, plan.recompute,
+      plan.offload > 0 ? fmt::format(", offload {:g}", plan.offload) : "", plan.placement,
+      plan.layers);
+  if (plan.offload > 0) config["costs"]["offload"] = {{"ratio", plan.offload}};
   nlohmann::json& training = config["training"];
   training["micro_batch_size"] = plan.micro_batch_size;
   training["recompute"] = plan.recompute;
@@ -278,7 +281,7 @@ Search parse_search(const nlohmann::json& document, const std::vector<std::strin
   const std::optional<JsonCursor> given = root.find("space");
   if (given) {
     given->expect_object({"schedules", "pipeline", "tensor_parallel", "micro_batch_size", "chunks",
-                          "recompute", "layers"});
+                          "recompute", "offload", "layers"});
   }
   const auto find = [&](std::string_view key) {
     return given ? given->find(key) : std::optional<JsonCursor>();
@@ -322,6 +325,31 @@ Search parse_search(const nlohmann::json& document, const std::vector<std::strin
   } else {
     space.recompute = recomputes;
   }
+  space.offload = {0.0};
+  if (auto x = find("offload")) {
+    if (!x->value().is_array() || x->array_size() == 0) {
+      x->fail_expected("a non-empty list of shares in [0, 1]");
+    }
+    space.offload.clear();
+    for (std::size_t i = 0; i < x->array_size(); ++i) {
+      const double ratio = x->at(i).as_number_at_least(0.0);
+      if (ratio > 1.0) x->at(i).fail_expected("a share in [0, 1]");
+      space.offload.push_back(ratio);
+    }
+    // Offloading needs a link to host memory: the base's, or every GPU type's.
+    bool linked = search.base.contains("network") && search.base["network"].is_object() &&
+                  search.base["network"].contains("host_link");
+    if (!linked) {
+      linked = std::all_of(search.gpus.begin(), search.gpus.end(),
+                           [](const GpuType& g) { return g.entry.contains("host_link"); });
+    }
+    if (!linked &&
+        std::any_of(space.offload.begin(), space.offload.end(), [](double r) { return r > 0; })) {
+      x->fail(
+          "offloading needs a link to host memory: give /base/network/host_link or host_link "
+          "in every /cluster/gpus entry");
+    }
+  }
   const std::vector<std::string> splits = {"balanced", "fastest"};
   if (auto x = find("layers")) {
     space.layers = read_choices(*x, splits);
@@ -350,8 +378,8 @@ Search load_search(const std::filesystem::path& path) {
 std::vector<Plan> enumerate_plans(const Search& search, SearchCounts& counts, bool keep_invalid) {
   std::vector<Plan> plans;
   const SearchSpace& space = search.space;
-  const std::uint64_t leaves =
-      std::uint64_t{space.micro_batch_size.size()} * space.recompute.size() * space.layers.size();
+  const std::uint64_t leaves = std::uint64_t{space.micro_batch_size.size()} *
+                               space.recompute.size() * space.offload.size() * space.layers.size();
   std::uint64_t total_gpus = 0;
   for (const GpuType& g : search.gpus) total_gpus += g.count;
   for (const std::string& schedule : space.schedules) {
@@ -386,25 +414,28 @@ std::vector<Plan> enumerate_plans(const Search& search, SearchCounts& counts, bo
                   static_cast<std::uint32_t>(search.global_batch_size / per_step);
               const bool divides = search.global_batch_size % per_step == 0 && m >= 1;
               for (const std::string& recompute : space.recompute) {
-                for (const std::string& layers : space.layers) {
-                  const bool valid = divides && schedule_accepts(schedule, pp, m, chunks);
-                  if (!valid) {
-                    ++counts.pruned_divisibility;
-                    if (!keep_invalid || !divides) continue;
+                for (const double offload : space.offload) {
+                  for (const std::string& layers : space.layers) {
+                    const bool valid = divides && schedule_accepts(schedule, pp, m, chunks);
+                    if (!valid) {
+                      ++counts.pruned_divisibility;
+                      if (!keep_invalid || !divides) continue;
+                    }
+                    Plan plan;
+                    plan.schedule = schedule;
+                    plan.pipeline = pp;
+                    plan.tensor_parallel = tp;
+                    plan.data_parallel = dp;
+                    plan.micro_batch_size = mbs;
+                    plan.microbatches = m;
+                    plan.chunks = chunks;
+                    plan.recompute = recompute;
+                    plan.offload = offload;
+                    plan.layers = layers;
+                    plan.placement = placement;
+                    plan.config = plan_config(search, plan, shares);
+                    plans.push_back(std::move(plan));
                   }
-                  Plan plan;
-                  plan.schedule = schedule;
-                  plan.pipeline = pp;
-                  plan.tensor_parallel = tp;
-                  plan.data_parallel = dp;
-                  plan.micro_batch_size = mbs;
-                  plan.microbatches = m;
-                  plan.chunks = chunks;
-                  plan.recompute = recompute;
-                  plan.layers = layers;
-                  plan.placement = placement;
-                  plan.config = plan_config(search, plan, shares);
-                  plans.push_back(std::move(plan));
                 }
               }
             }

@@ -102,6 +102,52 @@ TEST(Search, CountsOnASmallSpace) {
   }
 }
 
+// Offloading as an axis: every plan once per share; a share above 0 puts it in the plan's
+// costs, and without a host link the axis is refused.
+TEST(Search, OffloadIsAnAxis) {
+  const std::string gpus =
+      R"({"H100": {"preset": "h100-sxm", "count": 4, "host_link": {"bandwidth": "64GB/s"}}})";
+  const std::string space = R"({"schedules": ["1f1b"], "pipeline": [2, 4],
+                                "tensor_parallel": [1], "micro_batch_size": [1],
+                                "recompute": ["none"], "offload": [0, 1]})";
+  const Search search = parse_search(search_document(gpus, space), {"H100"}, "s.json");
+  EXPECT_EQ(search.space.offload, (std::vector<double>{0, 1}));
+  SearchOptions options;
+  options.jobs = 2;
+  options.keep_simulated = true;
+  const SearchResult result = run_search(search, options);
+  // PP {2, 4} x offload {0, 1}; DP fills the 4 GPUs.
+  EXPECT_EQ(result.counts.considered, 4u);
+  ASSERT_EQ(result.simulated.size(), 4u);
+  for (const PlanResult& r : result.simulated) {
+    SCOPED_TRACE(r.plan.config["description"].get<std::string>());
+    const nlohmann::json& config = r.plan.config;
+    const bool offloads = config.contains("costs") && config.at("costs").contains("offload");
+    EXPECT_EQ(offloads, r.plan.offload > 0);
+    if (offloads) {
+      EXPECT_EQ(config.at("costs").at("offload"), nlohmann::json({{"ratio", 1.0}}));
+    }
+  }
+  // The same plan with and without offloading: never faster, never more memory.
+  for (std::size_t i = 0; i < result.simulated.size(); ++i) {
+    for (std::size_t j = 0; j < result.simulated.size(); ++j) {
+      const Plan& a = result.simulated[i].plan;
+      const Plan& b = result.simulated[j].plan;
+      if (a.pipeline != b.pipeline || a.offload != 0 || b.offload != 1) continue;
+      EXPECT_LE(result.simulated[i].outcome.makespan, result.simulated[j].outcome.makespan);
+      EXPECT_GE(result.simulated[i].outcome.peak_memory, result.simulated[j].outcome.peak_memory);
+    }
+  }
+
+  EXPECT_EQ(error_of([&] {
+              (void)parse_search(
+                  search_document(R"({"H100": {"preset": "h100-sxm", "count": 4}})", space),
+                  {"H100"}, "s.json");
+            }),
+            "s.json:/space/offload: offloading needs a link to host memory: give "
+            "/base/network/host_link or host_link in every /cluster/gpus entry");
+}
+
 TEST(Search, PlanConfigIsComplete) {
   const Search search = parse_search(
       search_document(R"({"H100": {"preset": "h100-sxm", "count": 4},

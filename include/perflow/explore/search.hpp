@@ -28,6 +28,9 @@ struct SearchSpace {
   std::vector<std::uint32_t> micro_batch_size;
   std::vector<std::uint32_t> chunks;  ///< for schedules whose chunk count is free
   std::vector<std::string> recompute;
+  /// Shares of microbatches whose activations go to host memory (/costs/offload/ratio);
+  /// 0 leaves the base's offloading as it is.
+  std::vector<double> offload;
   std::vector<std::string> layers;  ///< "balanced", "fastest" (mixed clusters)
 };
 
@@ -59,6 +62,7 @@ struct Plan {
   std::uint32_t microbatches = 1;
   std::uint32_t chunks = 1;
   std::string recompute;
+  double offload = 0;     ///< /costs/offload/ratio when > 0
   std::string layers;     ///< the layer split
   std::string placement;  ///< e.g. "H100 x4, A100 x4" (stages per GPU type, first stage first)
   nlohmann::json config;
