@@ -58,21 +58,29 @@ std::string describe_memory_saving(const Config& config) {
   std::string out;
   std::uint32_t recomputing = 0;
   const parallel::TaskCosts* example = nullptr;
+  std::uint32_t example_stage = 0;
+  bool differ = false;
   for (std::uint32_t s = 0; s < p.stages; ++s) {
     bool any = false;
     for (std::uint32_t c = 0; c < p.chunks; ++c) {
       const parallel::TaskCosts& t = config.costs.at(StageId{s}, c);
       if (!t.recompute) continue;
       any = true;
-      if (example == nullptr) example = &t;
+      if (example == nullptr) {
+        example = &t;
+        example_stage = s;
+      }
+      differ = differ || t.duration(TaskKind::R) != example->duration(TaskKind::R) ||
+               t.kept_activation() != example->kept_activation();
     }
     recomputing += any ? 1 : 0;
   }
   if (example != nullptr) {
-    out =
-        fmt::format("recompute on {} of {} stages: R {} before each backward, F keeps {} of {}",
-                    recomputing, p.stages, format_duration(example->duration(TaskKind::R)),
-                    format_memory(example->kept_activation()), format_memory(example->activation));
+    out = fmt::format(
+        "recompute on {} of {} stages: R {} before each backward, F keeps {} of {}{}", recomputing,
+        p.stages, format_duration(example->duration(TaskKind::R)),
+        format_memory(example->kept_activation()), format_memory(example->activation),
+        differ ? fmt::format(" (stage {} shown, others differ)", example_stage) : std::string());
   }
   if (config.offloads) {
     const parallel::OffloadSpec& o = config.offload;
