@@ -43,7 +43,17 @@ Slot slot_of(TaskKind kind) {
 }  // namespace
 
 void split_fused_backward(PipelinePlan& plan) {
-  for (auto& program : plan.programs) {
+  for (std::size_t d = 0; d < plan.programs.size(); ++d) {
+    auto& program = plan.programs[d];
+    // Each BW before a pair's F moves it one step later.
+    if (d < plan.overlapped_pairs.size()) {
+      std::uint32_t fused = 0;
+      std::size_t next = 0;
+      for (std::uint32_t& position : plan.overlapped_pairs[d]) {
+        for (; next < position; ++next) fused += program[next].kind == TaskKind::BW ? 1u : 0u;
+        position += fused;
+      }
+    }
     std::vector<Step> split;
     split.reserve(program.size() + program.size() / 2);
     for (const Step& step : program) {

@@ -175,6 +175,65 @@ TEST(DualPipeFamily, DeferredWeightGradientsPerDevice) {
   }
 }
 
+// The overlapped pairs the plan marks (the reference's _forward_backward_chunk calls, see
+// docs/notes/moe_dualpipe_research.md): 2h - 3n + r + 1 per device, one fewer on the middle
+// ranks (r = n - 1), whose first main-step pair the reference runs in sequence. Each is an F
+// right before a BW of the other chunk, and every such adjacency is one but that first one.
+// With split_backward a pair's backward is its B, right before its W.
+TEST(DualPipeFamily, OverlappedPairsAreTheReferencesForwardBackwardCalls) {
+  std::size_t checked = 0;
+  for (const char* schedule : {"dualpipe", "dualpipev"}) {
+    const bool dual = std::string(schedule) == "dualpipe";
+    for (std::uint32_t p = 1; p <= 10; ++p) {
+      if (dual && p % 2 != 0) continue;
+      for (std::uint32_t m = 2 * p; m <= 2 * p + 8; ++m) {
+        if (dual && m % 2 != 0) continue;
+        SCOPED_TRACE(fmt::format("{} p={} m={}", schedule, p, m));
+        PipelineSpec spec = testing::pipeline_spec(schedule, p, m, 2);
+        const PipelinePlan plan = plan_schedule(spec, CostTable({1000, 1000, 1000}));
+        ASSERT_EQ(plan.overlapped_pairs.size(), p);
+        const std::uint32_t n = dual ? p / 2 : p;
+        const std::uint32_t h = dual ? m / 2 : m;
+        for (std::uint32_t d = 0; d < p; ++d) {
+          const std::uint32_t r = dual ? std::min(d, p - 1 - d) : d;
+          const auto& pairs = plan.overlapped_pairs[d];
+          const auto& program = plan.programs[d];
+          EXPECT_EQ(pairs.size(), 2 * h + r + 1 - 3 * n - (r + 1 == n ? 1u : 0u)) << d;
+          std::vector<std::uint32_t> adjacent;
+          for (std::uint32_t i = 0; i + 1 < program.size(); ++i) {
+            if (program[i].kind == TaskKind::F && program[i + 1].kind == TaskKind::BW &&
+                program[i].chunk != program[i + 1].chunk) {
+              adjacent.push_back(i);
+            }
+          }
+          if (r + 1 == n) adjacent.erase(adjacent.begin());
+          EXPECT_EQ(pairs, adjacent) << d;
+          ++checked;
+        }
+        spec.split_backward = true;
+        const PipelinePlan split = plan_schedule(spec, CostTable({1000, 1000, 1000}));
+        for (std::uint32_t d = 0; d < p; ++d) {
+          const auto& program = split.programs[d];
+          ASSERT_EQ(split.overlapped_pairs[d].size(), plan.overlapped_pairs[d].size());
+          for (std::size_t k = 0; k < split.overlapped_pairs[d].size(); ++k) {
+            const std::uint32_t i = split.overlapped_pairs[d][k];
+            const Step& f = plan.programs[d][plan.overlapped_pairs[d][k]];
+            const Step& bw = plan.programs[d][plan.overlapped_pairs[d][k] + 1];
+            ASSERT_LT(i + 2, program.size());
+            EXPECT_EQ(program[i], f);
+            EXPECT_EQ(program[i + 1], (Step{TaskKind::B, bw.microbatch, bw.chunk}));
+            EXPECT_EQ(program[i + 2], (Step{TaskKind::W, bw.microbatch, bw.chunk}));
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 200u);
+  // Other schedules mark none.
+  EXPECT_TRUE(plan_schedule(testing::pipeline_spec("1f1b", 4, 8), CostTable({1, 1, 1}))
+                  .overlapped_pairs.empty());
+}
+
 // Closed forms of this model (free communication, F = B >= W, any m the reference accepts):
 //   makespan = v m (F+B+W) + (n-1)(F+B-W)   (v = 1 DualPipe, v = 2 DualPipeV),
 //   span bubble of a device = (n-1-r)(F+B-W),

@@ -56,6 +56,11 @@ struct PipelinePlan {
   std::uint32_t microbatches = 0;
   std::uint32_t chunks = 1;
   std::vector<std::vector<Step>> programs;  ///< one per device
+  /// Per device (or empty): the positions i at which the reference runtime runs step i, an
+  /// F, and step i + 1, a backward of the other chunk, as one overlapped forward-backward
+  /// pair (DualPipe's F&B, where one's all-to-all hides behind the other's compute). The
+  /// simulation does not overlap them yet: they run in sequence.
+  std::vector<std::vector<std::uint32_t>> overlapped_pairs;
 };
 
 /// Turns a plan into an event graph: one task per step with its costs, the pipeline's data
@@ -67,7 +72,8 @@ struct PipelinePlan {
 /// (naming the waiting tasks) if the programs deadlock.
 EventGraph build_pipeline_graph(const PipelinePlan& plan, const CostTable& costs);
 
-/// Applies `split_backward`: replaces every BW step by B immediately followed by W.
+/// Applies `split_backward`: replaces every BW step by B immediately followed by W (an
+/// overlapped pair's backward becomes its B).
 void split_fused_backward(PipelinePlan& plan);
 
 }  // namespace perflow::parallel

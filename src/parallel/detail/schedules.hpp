@@ -48,7 +48,9 @@ struct DualPipeDevice {
   std::uint32_t near_first_microbatch;
   std::uint32_t far_first_microbatch;
 };
-void append_dualpipe_program(const DualPipeDevice& device, std::vector<Step>& program);
+/// Appends the device's program, and to `pairs` the positions of its overlapped pairs' F.
+void append_dualpipe_program(const DualPipeDevice& device, std::vector<Step>& program,
+                             std::vector<std::uint32_t>& pairs);
 
 /// 1F1B (k = 1) and eager 1F1B (k = 2), one_f_one_b.cpp: device d runs min(k(p-d-1), m)
 /// warm-up forwards, then forward/fused-backward pairs, then the remaining backwards.

@@ -16,9 +16,10 @@
 //   7. n-r-1 times: the oldest deferred W, a near B (deferred);
 //   8. r+1 deferred W.
 // A backward whose weight gradient is deferred is a B whose W runs later (first in, first
-// out); every other backward is a fused BW. An overlapped pair is its F and its BW in
-// sequence (this model has no intra-device overlap). The reference needs p even, m even and
-// m >= 2p (at least p microbatches per direction).
+// out); every other backward is a fused BW. The plan marks the overlapped pairs (steps 4 and
+// 5, but for the first pair of step 4 on the middle ranks, as the reference runs it); this
+// model runs a pair's F and BW in sequence (no intra-device overlap yet). The reference needs p
+// even, m even and m >= 2p (at least p microbatches per direction).
 #include <cstddef>
 #include <vector>
 
@@ -29,7 +30,8 @@
 
 namespace perflow::parallel::detail {
 
-void append_dualpipe_program(const DualPipeDevice& device, std::vector<Step>& program) {
+void append_dualpipe_program(const DualPipeDevice& device, std::vector<Step>& program,
+                             std::vector<std::uint32_t>& pairs) {
   const std::uint32_t n = device.n;
   const std::uint32_t r = device.r;
   // Per direction (0 = near, 1 = far): the next microbatch to run forward / backward.
@@ -52,6 +54,8 @@ void append_dualpipe_program(const DualPipeDevice& device, std::vector<Step>& pr
     }
   };
   const auto weight = [&] { program.push_back(deferred[deferred_head++]); };
+  // The next step is the F of an overlapped pair (the reference's _forward_backward_chunk).
+  const auto pair = [&] { pairs.push_back(static_cast<std::uint32_t>(program.size())); };
 
   const std::uint32_t edge = n - r - 1;  // steps 3, 5 and 7; step 1 is twice as long
   for (std::uint32_t i = 0; i < 2 * edge; ++i) forward(0);
@@ -65,13 +69,18 @@ void append_dualpipe_program(const DualPipeDevice& device, std::vector<Step>& pr
     forward(1);
   }
   for (std::uint32_t i = 0; i < device.microbatches - 2 * n + r + 1; ++i) {
+    // The reference runs the first of these in sequence on the middle ranks (r = n - 1), to
+    // shrink the bubble.
+    if (i > 0 || r + 1 != n) pair();
     forward(0);
     backward(1, false);
+    pair();
     forward(1);
     backward(0, false);
   }
   for (std::uint32_t i = 0; i < edge; ++i) {
     backward(1, false);
+    pair();
     forward(1);
     backward(0, false);
   }
@@ -109,6 +118,7 @@ PipelinePlan plan_dualpipe(const PipelineSpec& spec, const CostTable& /*costs*/)
                         "microbatches");
   }
   PipelinePlan plan = empty_plan(spec, PipelineShape::DualPipe);
+  plan.overlapped_pairs.resize(p);
   const std::uint32_t n = p / 2;
   const std::uint32_t h = m / 2;
   for (std::uint32_t d = 0; d < p; ++d) {
@@ -122,7 +132,7 @@ PipelinePlan plan_dualpipe(const PipelineSpec& spec, const CostTable& /*costs*/)
                              .far_chunk = 1 - near,
                              .near_first_microbatch = near * h,
                              .far_first_microbatch = (1 - near) * h},
-                            plan.programs[d]);
+                            plan.programs[d], plan.overlapped_pairs[d]);
   }
   return plan;
 }

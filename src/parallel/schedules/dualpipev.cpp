@@ -37,6 +37,7 @@ PipelinePlan plan_dualpipev(const PipelineSpec& spec, const CostTable& /*costs*/
                         "microbatches");
   }
   PipelinePlan plan = empty_plan(spec, PipelineShape::VShape);
+  plan.overlapped_pairs.resize(p);
   for (std::uint32_t d = 0; d < p; ++d) {
     plan.programs[d].reserve(std::size_t{m} * 4);
     append_dualpipe_program({.n = p,
@@ -46,7 +47,7 @@ PipelinePlan plan_dualpipev(const PipelineSpec& spec, const CostTable& /*costs*/
                              .far_chunk = 1,
                              .near_first_microbatch = 0,
                              .far_first_microbatch = 0},
-                            plan.programs[d]);
+                            plan.programs[d], plan.overlapped_pairs[d]);
   }
   return plan;
 }
