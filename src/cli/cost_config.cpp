@@ -27,10 +27,17 @@
 namespace perflow::cli::detail {
 namespace {
 
-// /costs/offload (or a device type's, or an override's): replaced as a whole.
+// /costs/offload (or a device type's, or an override's), field by field.
 struct OffloadFields {
   std::optional<double> ratio, budget, optimizer_state;
-  bool optimizer = false;
+  std::optional<bool> optimizer;
+
+  void apply(const OffloadFields& over) {
+    if (over.ratio) ratio = over.ratio;
+    if (over.budget) budget = over.budget;
+    if (over.optimizer_state) optimizer_state = over.optimizer_state;
+    if (over.optimizer) optimizer = over.optimizer;
+  }
 };
 
 struct PartialCosts {
@@ -63,7 +70,10 @@ struct PartialCosts {
     take(recompute, over.recompute);
     take(recompute_forward, over.recompute_forward);
     take(recompute_activation, over.recompute_activation);
-    take(offload, over.offload);
+    if (over.offload) {
+      if (!offload) offload.emplace();
+      offload->apply(*over.offload);
+    }
   }
 
   /// Chunk `c`'s share of costs given for a whole stage (`costs.per: "stage"`): durations
@@ -178,7 +188,7 @@ PartialCosts read_cost_fields(const JsonCursor& c) {
       if (*offload.ratio > 1.0) r->fail_expected("a share in [0, 1]");
     }
     if (auto b = x->find("budget")) {
-      if (offload.ratio) b->fail("give a ratio or a budget, not both");
+      if (offload.ratio.value_or(0.0) > 0) b->fail("give a ratio or a budget, not both");
       offload.budget = read_bytes(*b);
     }
     if (auto o = x->find("optimizer")) offload.optimizer = o->as_bool();
@@ -342,9 +352,14 @@ void resolve_offload(const PartialCosts& p, std::uint32_t s, std::uint32_t c, Co
   }
   if (!p.offload) return;
   spec.ratio[std::size_t{s} * chunks + c] = p.offload->ratio.value_or(0.0);
+  if (p.offload->budget && spec.ratio[std::size_t{s} * chunks + c] > 0) {
+    where.fail(fmt::format(
+        "stage {} chunk {} has both an offload budget and a ratio ({}): give one of them", s, c,
+        spec.ratio[std::size_t{s} * chunks + c]));
+  }
   if (c != 0) return;
   spec.budget[s] = p.offload->budget;
-  if (!p.offload->optimizer) return;
+  if (!p.offload->optimizer.value_or(false)) return;
   double bytes = 0;
   if (p.offload->optimizer_state) {
     bytes = *p.offload->optimizer_state;
@@ -397,7 +412,13 @@ void finish_offload(Config& config, const std::vector<std::optional<simulator::L
             s));
       }
       DeviceInfo& device = config.devices[s];
-      device.host_optimizer_state = std::min(spec.optimizer_bytes[s], device.static_memory);
+      if (spec.optimizer_bytes[s] > device.static_memory) {
+        where.fail(fmt::format(
+            "stage {} offloads {} bytes of optimizer state, more than its static memory ({} "
+            "bytes), which holds it: give /costs/static_memory",
+            s, spec.optimizer_bytes[s], device.static_memory));
+      }
+      device.host_optimizer_state = spec.optimizer_bytes[s];
       device.static_memory -= device.host_optimizer_state;
     }
   }
@@ -645,7 +666,11 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
   const auto field_or_costs = [&](std::string_view name) {
     return costs && costs->has(name) ? costs->at(name) : where;
   };
-  const JsonCursor recompute_where = field_or_costs("recompute");
+  // With /model and no /costs/recompute, the mode is /training/recompute's.
+  const bool from_training = config.model && !(costs && costs->has("recompute")) &&
+                             root.has("training") && root.at("training").has("recompute");
+  const JsonCursor recompute_where =
+      from_training ? root.at("training").at("recompute") : field_or_costs("recompute");
   const JsonCursor offload_where = field_or_costs("offload");
   std::vector<double> boundary_bytes(stages, 0.0);
   bool any_bytes = false;

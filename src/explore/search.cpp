@@ -98,7 +98,12 @@ nlohmann::json plan_config(const Search& search, const Plan& plan,
       plan.microbatches, plan.chunks, plan.recompute,
       plan.offload > 0 ? fmt::format(", offload {:g}", plan.offload) : "", plan.placement,
       plan.layers);
-  if (plan.offload > 0) config["costs"]["offload"] = {{"ratio", plan.offload}};
+  // The axis sets the ratio (and drops a budget); the base's other offload fields stay.
+  if (!search.space.offload.empty()) {
+    nlohmann::json& offload = config["costs"]["offload"];
+    offload["ratio"] = plan.offload;
+    offload.erase("budget");
+  }
   nlohmann::json& training = config["training"];
   training["micro_batch_size"] = plan.micro_batch_size;
   training["recompute"] = plan.recompute;
@@ -319,13 +324,17 @@ Search parse_search(const nlohmann::json& document, const std::vector<std::strin
       find("chunks") ? read_integers(*find("chunks"), 1) : std::vector<std::uint32_t>{2, 4};
   const std::vector<std::string> recomputes = {"none", "selective", "full"};
   if (auto x = find("recompute")) {
+    // /costs/recompute would override the plans' /training/recompute.
+    if (auto costs = base.find("costs"); costs && costs->has("recompute")) {
+      costs->at("recompute")
+          .fail("space.recompute chooses the recomputation: remove it from the base");
+    }
     space.recompute = read_choices(*x, recomputes);
   } else if (search.base["training"].contains("recompute")) {
     space.recompute = {search.base["training"]["recompute"].get<std::string>()};
   } else {
     space.recompute = recomputes;
   }
-  space.offload = {0.0};
   if (auto x = find("offload")) {
     if (!x->value().is_array() || x->array_size() == 0) {
       x->fail_expected("a non-empty list of shares in [0, 1]");
@@ -379,9 +388,24 @@ std::vector<Plan> enumerate_plans(const Search& search, SearchCounts& counts, bo
   std::vector<Plan> plans;
   const SearchSpace& space = search.space;
   const std::uint64_t leaves = std::uint64_t{space.micro_batch_size.size()} *
-                               space.recompute.size() * space.offload.size() * space.layers.size();
+                               space.recompute.size() *
+                               std::max<std::size_t>(space.offload.size(), 1) * space.layers.size();
   std::uint64_t total_gpus = 0;
   for (const GpuType& g : search.gpus) total_gpus += g.count;
+  // Without an offload axis, every plan offloads as the base says.
+  std::vector<double> offloads = space.offload;
+  if (offloads.empty()) {
+    double ratio = 0;
+    const auto costs = search.base.find("costs");
+    if (costs != search.base.end() && costs->is_object()) {
+      const auto offload = costs->find("offload");
+      if (offload != costs->end() && offload->is_object()) {
+        const auto r = offload->find("ratio");
+        if (r != offload->end() && r->is_number()) ratio = r->get<double>();
+      }
+    }
+    offloads = {ratio};
+  }
   for (const std::string& schedule : space.schedules) {
     std::vector<std::uint32_t> chunk_values;
     if (const auto fixed = fixed_chunks(schedule)) {
@@ -414,7 +438,7 @@ std::vector<Plan> enumerate_plans(const Search& search, SearchCounts& counts, bo
                   static_cast<std::uint32_t>(search.global_batch_size / per_step);
               const bool divides = search.global_batch_size % per_step == 0 && m >= 1;
               for (const std::string& recompute : space.recompute) {
-                for (const double offload : space.offload) {
+                for (const double offload : offloads) {
                   for (const std::string& layers : space.layers) {
                     const bool valid = divides && schedule_accepts(schedule, pp, m, chunks);
                     if (!valid) {

@@ -1,5 +1,6 @@
 #include "perflow/parallel/iterations.hpp"
 
+#include <span>
 #include <vector>
 
 #include <fmt/format.h>
@@ -56,12 +57,17 @@ EventGraph repeat_iterations(const EventGraph& graph, const IterationSpec& spec)
   }
 
   // The iteration boundaries. A device's communication lanes (its all-reduces) end its
-  // iteration too: its next compute waits for them, as its optimizer step would.
+  // iteration too: its next compute waits for them, as its optimizer step would. A copy to
+  // the host (the optimizer state written back) does not: nothing of the next iteration
+  // reads it before its own optimizer step.
+  const auto writes_back = [&](std::span<const TaskId> program) {
+    return graph.kind(program.back()) == TaskKind::D2H;
+  };
   for (std::uint32_t k = 0; k + 1 < spec.count; ++k) {
     for (std::uint32_t l = devices; l < lanes; ++l) {
       const auto program = graph.program(LaneId{l});
       const auto next = graph.program(LaneId{graph.lane_info(LaneId{l}).device.value});
-      if (program.empty() || next.empty()) continue;
+      if (program.empty() || next.empty() || writes_back(program)) continue;
       builder.add_dependence(copy_of(k, program.back()), copy_of(k + 1, next.front()));
     }
     if (!sync_lane.valid()) continue;
@@ -71,7 +77,7 @@ EventGraph repeat_iterations(const EventGraph& graph, const IterationSpec& spec)
     for (std::uint32_t l = 0; l < lanes; ++l) {
       const auto program = graph.program(LaneId{l});
       if (program.empty()) continue;
-      builder.add_dependence(copy_of(k, program.back()), sync);
+      if (!writes_back(program)) builder.add_dependence(copy_of(k, program.back()), sync);
       builder.add_dependence(sync, copy_of(k + 1, program.front()));
     }
   }

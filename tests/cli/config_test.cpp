@@ -485,6 +485,38 @@ TEST(Config, RecomputationAndOffloadErrorsNameTheField) {
             "\"chunk\")");
 }
 
+// Offload fields merge field by field (an override of one chunk's ratio keeps the stage's
+// optimizer state); a budget and a ratio on one chunk, or more optimizer state than the
+// static memory holding it, are refused.
+TEST(Config, OffloadFieldsMergeAndConflictsAreRefused) {
+  auto doc = base();
+  doc["costs"]["static_memory"] = "10GB";
+  doc["costs"]["optimizer"] = 100;
+  doc["network"]["host_link"] = {{"bandwidth", "32GB/s"}};
+  doc["costs"]["offload"] = {{"optimizer", true}, {"optimizer_state", "4GB"}};
+  doc["costs"]["overrides"] =
+      nlohmann::json::parse(R"([{"stages": 0, "chunk": 0, "offload": {"ratio": 1}}])");
+  const Config c = parse_config(doc, "cfg.json");
+  EXPECT_EQ(c.offload.optimizer_bytes, std::vector<double>(4, 4e9));
+  EXPECT_EQ(c.offload.ratio, (std::vector<double>{1, 0, 0, 0}));
+
+  auto both = doc;
+  both["costs"]["offload"]["budget"] = "1GB";
+  EXPECT_EQ(error_of(both),
+            "cfg.json:/costs/offload: stage 0 chunk 0 has both an offload budget and a ratio (1): "
+            "give one of them");
+  auto zero = both;  // a ratio of 0 is no ratio: the budget applies
+  zero["costs"]["overrides"][0]["offload"]["ratio"] = 0;
+  EXPECT_EQ(error_of(zero), "(no error)");
+
+  auto too_much = doc;
+  too_much["costs"]["offload"]["optimizer_state"] = "12GB";
+  EXPECT_EQ(error_of(too_much),
+            "cfg.json:/costs/offload: stage 0 offloads 12000000000 bytes of optimizer state, more "
+            "than its static memory (10000000000 bytes), which holds it: give "
+            "/costs/static_memory");
+}
+
 // Offloading: the host link comes from the device type, else /network; the optimizer state
 // leaves the static memory and comes back around the optimizer step.
 TEST(Config, OffloadTakesTheDeviceTypesHostLink) {

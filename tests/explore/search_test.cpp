@@ -121,12 +121,8 @@ TEST(Search, OffloadIsAnAxis) {
   ASSERT_EQ(result.simulated.size(), 4u);
   for (const PlanResult& r : result.simulated) {
     SCOPED_TRACE(r.plan.config["description"].get<std::string>());
-    const nlohmann::json& config = r.plan.config;
-    const bool offloads = config.contains("costs") && config.at("costs").contains("offload");
-    EXPECT_EQ(offloads, r.plan.offload > 0);
-    if (offloads) {
-      EXPECT_EQ(config.at("costs").at("offload"), nlohmann::json({{"ratio", 1.0}}));
-    }
+    // The axis sets the ratio, 0 included (a base's ratio would apply otherwise).
+    EXPECT_EQ(r.plan.config.at("costs").at("offload"), nlohmann::json({{"ratio", r.plan.offload}}));
   }
   // The same plan with and without offloading: never faster, never more memory.
   for (std::size_t i = 0; i < result.simulated.size(); ++i) {
@@ -146,6 +142,12 @@ TEST(Search, OffloadIsAnAxis) {
             }),
             "s.json:/space/offload: offloading needs a link to host memory: give "
             "/base/network/host_link or host_link in every /cluster/gpus entry");
+  // The recompute axis with a base that fixes /costs/recompute (it would override the plans').
+  nlohmann::json fixed = search_document(gpus, space);
+  fixed["base"]["costs"] = {{"recompute", "full"}};
+  EXPECT_EQ(error_of([&] { (void)parse_search(fixed, {"H100"}, "s.json"); }),
+            "s.json:/base/costs/recompute: space.recompute chooses the recomputation: remove it "
+            "from the base");
 }
 
 TEST(Search, PlanConfigIsComplete) {

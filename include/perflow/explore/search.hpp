@@ -29,7 +29,7 @@ struct SearchSpace {
   std::vector<std::uint32_t> chunks;  ///< for schedules whose chunk count is free
   std::vector<std::string> recompute;
   /// Shares of microbatches whose activations go to host memory (/costs/offload/ratio);
-  /// 0 leaves the base's offloading as it is.
+  /// empty: no axis, every plan offloads as the base says.
   std::vector<double> offload;
   std::vector<std::string> layers;  ///< "balanced", "fastest" (mixed clusters)
 };
@@ -62,7 +62,7 @@ struct Plan {
   std::uint32_t microbatches = 1;
   std::uint32_t chunks = 1;
   std::string recompute;
-  double offload = 0;     ///< /costs/offload/ratio when > 0
+  double offload = 0;     ///< its /costs/offload/ratio
   std::string layers;     ///< the layer split
   std::string placement;  ///< e.g. "H100 x4, A100 x4" (stages per GPU type, first stage first)
   nlohmann::json config;
