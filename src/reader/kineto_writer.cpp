@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -133,10 +134,21 @@ std::string kineto_trace_json(const EventGraph& graph, const Trace& trace, Devic
     any = true;
   };
   bool blocking = false;  // the graph's transfers are SEND / RECV tasks on the compute lanes
+  // An R (recomputation) is written as the start of the backward right after it, as a
+  // checkpointed backward shows in a profile: its kernels run inside the backward's range.
+  std::optional<TimeNs> recompute_start;
   for (const TaskId t : trace.events(device)) {
     const TaskKind kind = graph.kind(t);
-    const TimeNs start = trace.start_of(t);
+    TimeNs start = trace.start_of(t);
     const TimeNs finish = trace.finish_of(t);
+    if (kind == TaskKind::R) {
+      recompute_start = start;
+      continue;
+    }
+    if (recompute_start && (kind == TaskKind::B || kind == TaskKind::BW)) {
+      start = *recompute_start;
+      recompute_start.reset();
+    }
     if (transfers && (kind == TaskKind::Send || kind == TaskKind::Recv)) {
       blocking = true;
       cover(t, start, finish);
@@ -188,14 +200,18 @@ std::string kineto_trace_json(const EventGraph& graph, const Trace& trace, Devic
     // Asynchronous transfers: every result that crosses to or from this device, once per
     // (producer, receiving device), from the producer's finish on both devices' NCCL stream.
     std::vector<std::uint32_t> receivers;
+    // A gradient is received by the R that starts its backward, when there is one.
+    const auto computes = [&](TaskId t) {
+      return is_compute(graph.kind(t)) || graph.kind(t) == TaskKind::R;
+    };
     for (std::uint32_t u = 0; u < graph.task_count(); ++u) {
       const TaskId from{u};
       if (!is_compute(graph.kind(from))) continue;
       receivers.clear();
       for (const Adjacent& s : graph.successors(from)) {
         const DeviceId to = graph.device(s.task());
-        if (s.kind() == EdgeKind::Data && is_compute(graph.kind(s.task())) &&
-            to != graph.device(from) && (graph.device(from) == device || to == device)) {
+        if (s.kind() == EdgeKind::Data && computes(s.task()) && to != graph.device(from) &&
+            (graph.device(from) == device || to == device)) {
           receivers.push_back(to.value);
         }
       }

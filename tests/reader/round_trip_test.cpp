@@ -155,5 +155,31 @@ TEST(RoundTrip, AsynchronousTransfersReproduceTheStep) {
   }
 }
 
+// A recomputing run: each R is written inside its backward's range (as a checkpointed
+// backward shows in a profile), so the measured backward is R + BW and the config measured
+// has no R tasks; the step, every device's busy time and last finish come back exactly.
+TEST(RoundTrip, RecomputationIsMeasuredAsPartOfTheBackward) {
+  for (const std::string mode : {"blocking", "async"}) {
+    SCOPED_TRACE(mode);
+    nlohmann::json document = config_of("1f1b", 3, 6, false, mode);
+    document["costs"]["activation"] = 100;
+    document["costs"]["recompute"] = "full";
+    document["costs"]["recompute_activation"] = 10;
+    const RoundTrip trip = round_trip(document, "recompute_" + mode, "");
+    const simulator::Metrics& before = trip.original.result.metrics;
+    const simulator::Metrics& after = trip.again.result.metrics;
+    EXPECT_GT(before.devices[0].recompute, 0);
+    EXPECT_EQ(after.devices[0].recompute, 0);
+    EXPECT_EQ(after.makespan, before.makespan) << trip.measured.document.dump(2);
+    // 18 R tasks fewer: each is measured as part of its backward.
+    EXPECT_EQ(trip.again.graph.task_count() + 18, trip.original.graph.task_count());
+    for (std::size_t d = 0; d < before.devices.size(); ++d) {
+      EXPECT_EQ(after.devices[d].busy, before.devices[d].busy) << "device " << d;
+      EXPECT_EQ(after.devices[d].blocked, before.devices[d].blocked) << "device " << d;
+      EXPECT_EQ(after.devices[d].last_finish, before.devices[d].last_finish) << "device " << d;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace perflow::cli
