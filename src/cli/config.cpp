@@ -155,12 +155,14 @@ Config parse_config(const nlohmann::json& document, const std::string& file) {
 }
 
 DeviceMemory device_memory(const Config& config, const simulator::DeviceMetrics& device,
-                           std::optional<double> peak_without_saving) {
+                           std::span<const double> peaks_without_saving) {
   DeviceMemory memory;
   if (device.device.value < config.devices.size())
     memory.info = config.devices[device.device.value];
   memory.total = memory.info.static_memory + device.peak_memory;
-  memory.peak_without_saving = peak_without_saving.value_or(device.peak_memory);
+  memory.peak_without_saving = device.device.value < peaks_without_saving.size()
+                                   ? peaks_without_saving[device.device.value]
+                                   : device.peak_memory;
   memory.total_without_saving =
       memory.info.static_memory + memory.info.host_optimizer_state + memory.peak_without_saving;
   memory.out_of_memory =

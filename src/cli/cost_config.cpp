@@ -338,18 +338,12 @@ void resolve_recompute(const PartialCosts& p, std::uint32_t s, std::uint32_t c,
   }
 }
 
-// Offloading of (s, c): its ratio; a stage's budget and optimizer state from chunk 0.
+// Offloading of (s, c) into config.offload (sized by empty_offload): its ratio; a stage's
+// budget and optimizer state from chunk 0.
 void resolve_offload(const PartialCosts& p, std::uint32_t s, std::uint32_t c, Config& config,
                      const JsonCursor& where) {
   parallel::OffloadSpec& spec = config.offload;
   const std::uint32_t chunks = config.pipeline.chunks;
-  if (s == 0 && c == 0) {
-    spec = parallel::OffloadSpec{};
-    spec.chunks = chunks;
-    spec.ratio.assign(std::size_t{config.pipeline.stages} * chunks, 0.0);
-    spec.budget.assign(config.pipeline.stages, std::nullopt);
-    spec.optimizer_bytes.assign(config.pipeline.stages, 0.0);
-  }
   if (!p.offload) return;
   spec.ratio[std::size_t{s} * chunks + c] = p.offload->ratio.value_or(0.0);
   if (p.offload->budget && spec.ratio[std::size_t{s} * chunks + c] > 0) {
@@ -374,6 +368,16 @@ void resolve_offload(const PartialCosts& p, std::uint32_t s, std::uint32_t c, Co
                     s));
   }
   spec.optimizer_bytes[s] = bytes;
+}
+
+// No offloading on any stage, ready for resolve_offload.
+parallel::OffloadSpec empty_offload(std::uint32_t stages, std::uint32_t chunks) {
+  parallel::OffloadSpec spec;
+  spec.chunks = chunks;
+  spec.ratio.assign(std::size_t{stages} * chunks, 0.0);
+  spec.budget.assign(stages, std::nullopt);
+  spec.optimizer_bytes.assign(stages, 0.0);
+  return spec;
 }
 
 // The host links of the stages that offload (each needs one), and the optimizer state that
@@ -672,6 +676,7 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
   const JsonCursor recompute_where =
       from_training ? root.at("training").at("recompute") : field_or_costs("recompute");
   const JsonCursor offload_where = field_or_costs("offload");
+  config.offload = empty_offload(stages, chunks);
   std::vector<double> boundary_bytes(stages, 0.0);
   bool any_bytes = false;
   for (std::uint32_t s = 0; s < stages; ++s) {

@@ -173,11 +173,7 @@ std::string render_report(const Config& config, const EventGraph& graph,
   const std::vector<double> without_saving = peaks_without_saving(config, graph, trace);
   w.key("devices").begin_array();
   for (const simulator::DeviceMetrics& dm : m.devices) {
-    const DeviceMemory memory =
-        device_memory(config, dm,
-                      dm.device.value < without_saving.size()
-                          ? std::optional<double>(without_saving[dm.device.value])
-                          : std::nullopt);
+    const DeviceMemory memory = device_memory(config, dm, without_saving);
     const DeviceInfo& info = memory.info;
     out_of_memory = out_of_memory || memory.out_of_memory;
     w.begin_object();

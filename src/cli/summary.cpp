@@ -126,9 +126,6 @@ std::string format_summary(const Config& config, const EventGraph& graph,
                            const simulator::SimulationResult& result) {
   const simulator::Metrics& metrics = result.metrics;
   const std::vector<double> without_saving = peaks_without_saving(config, graph, result.trace);
-  const auto peak_without = [&](const simulator::DeviceMetrics& d) {
-    return d.device.value < without_saving.size() ? without_saving[d.device.value] : d.peak_memory;
-  };
   std::string out;
   auto line = [&out](std::string_view key, const std::string& value) {
     out += fmt::format("{:<15}{}\n", key, value);
@@ -209,11 +206,15 @@ std::string format_summary(const Config& config, const EventGraph& graph,
                        "bubble%", "peak memory",
                        saving ? fmt::format("  {:>14}", "without saving") : "", comm_header);
     for (const simulator::DeviceMetrics& d : metrics.devices) {
-      out += fmt::format("{:>6}  {:>12}  {:>12}  {:>7.2f}%  {:>12}{}{}\n", d.device.value,
-                         format_duration(d.busy), format_duration(metrics.makespan - d.busy),
-                         d.bubble_ratio * 100, format_memory(d.peak_memory),
-                         saving ? fmt::format("  {:>14}", format_memory(peak_without(d))) : "",
-                         comm(d));
+      out += fmt::format(
+          "{:>6}  {:>12}  {:>12}  {:>7.2f}%  {:>12}{}{}\n", d.device.value, format_duration(d.busy),
+          format_duration(metrics.makespan - d.busy), d.bubble_ratio * 100,
+          format_memory(d.peak_memory),
+          saving ? fmt::format(
+                       "  {:>14}",
+                       format_memory(device_memory(config, d, without_saving).peak_without_saving))
+                 : "",
+          comm(d));
     }
     return out;
   }
@@ -223,7 +224,7 @@ std::string format_summary(const Config& config, const EventGraph& graph,
                   saving ? fmt::format("  {:>14}", "without saving") : "", "capacity", comm_header);
   std::size_t oom = 0;
   for (const simulator::DeviceMetrics& d : metrics.devices) {
-    const DeviceMemory memory = device_memory(config, d, peak_without(d));
+    const DeviceMemory memory = device_memory(config, d, without_saving);
     const DeviceInfo& info = memory.info;
     oom += memory.out_of_memory ? 1 : 0;
     out += fmt::format(

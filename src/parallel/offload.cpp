@@ -201,15 +201,13 @@ EventGraph add_offload(const EventGraph& graph, const OffloadSpec& spec) {
     if (c.pair != SIZE_MAX) builder.add_dependence(id[c.pair], id[k]);
     if (c.before.valid()) builder.add_dependence(id[k], c.before);
   }
-  // Each direction runs its copies in the order they are issued; a stable sort keeps the
-  // order in which they were found among equals.
+  // Each lane runs its copies in the order they are issued; a stable sort keeps the order in
+  // which they were found among equals (a device's copies are contiguous in `copies`).
   std::vector<std::size_t> order(copies.size());
   for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    const Copy& x = copies[a];
-    const Copy& y = copies[b];
-    return std::tuple(x.device.value, x.issued, x.kind != TaskKind::D2H) <
-           std::tuple(y.device.value, y.issued, y.kind != TaskKind::D2H);
+    return std::pair(copies[a].device.value, copies[a].issued) <
+           std::pair(copies[b].device.value, copies[b].issued);
   });
   for (const std::size_t k : order) builder.append_to_program(id[k]);
   return std::move(builder).freeze();

@@ -83,11 +83,9 @@ nlohmann::json reference_report(const Config& config, const EventGraph& graph,
 
   nlohmann::json devices = nlohmann::json::array();
   bool out_of_memory = false;
+  const std::vector<double> without = peaks_without_saving(config, graph, result.trace);
   for (const simulator::DeviceMetrics& dm : m.devices) {
-    const std::vector<double> without = peaks_without_saving(config, graph, result.trace);
-    const DeviceMemory memory = device_memory(
-        config, dm,
-        without.empty() ? std::nullopt : std::optional<double>(without[dm.device.value]));
+    const DeviceMemory memory = device_memory(config, dm, without);
     const DeviceInfo& info = memory.info;
     const bool oom = memory.out_of_memory;
     out_of_memory = out_of_memory || oom;

@@ -99,9 +99,9 @@ struct DeviceMemory {
   double peak_without_saving = 0;
   double total_without_saving = 0;
 };
-/// `peak_without_saving`: the device's entry of peaks_without_saving (default: its peak).
+/// `peaks_without_saving`: what peaks_without_saving returned (empty: the devices' peaks).
 DeviceMemory device_memory(const Config& config, const simulator::DeviceMetrics& device,
-                           std::optional<double> peak_without_saving = std::nullopt);
+                           std::span<const double> peaks_without_saving = {});
 
 /// Per device, the peak activation memory its compute program, in the order it ran, would
 /// reach without recomputation and offloading: each F, B, W and BW changing memory as the
