@@ -116,6 +116,7 @@ void parse_parallelism(const JsonCursor& c, Config& config) {
   };
   degree("data_parallel", config.data_parallel.degree);
   degree("tensor_parallel", config.tensor_parallel);
+  degree("expert_parallel", config.expert_parallel);
   if (auto overlap = c.find("overlap_grad_reduce")) {
     config.data_parallel.overlap = overlap->as_bool();
   }

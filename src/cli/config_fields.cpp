@@ -134,6 +134,21 @@ constexpr Field kCostFields[] = {
      .description = "activations (and optimizer state) kept in host memory, copied over the "
                     "host link",
      .section = &kOffloadSection},
+    {.name = "a2a_bytes",
+     .kind = K::Size,
+     .description = "bytes one rank sends in one expert-parallel all-to-all (a dispatch or a "
+                    "combine) of one microbatch (with /model, derived)"},
+    {.name = "a2a_per_pass",
+     .kind = K::Integer,
+     .description = "expert-parallel all-to-alls in each F and in each backward of one chunk "
+                    "(2 per MoE layer: dispatch and combine; with /model, derived)",
+     .min = 0,
+     .max = kMaxDegree},
+    {.name = "forward_backward",
+     .kind = K::Duration,
+     .description = "an overlapped forward-backward pair (DualPipe's F&B): one F and another "
+                    "microbatch's backward of this stage run together; default: derived from "
+                    "their compute and all-to-alls"},
 };
 
 constexpr Field kOffloadFields[] = {
@@ -329,6 +344,12 @@ constexpr Field kNetworkFields[] = {
      .description = "every device's link to host memory for offloading, unless its device "
                     "type gives one",
      .section = &kLinkSection},
+    {.name = "gpus_per_node",
+     .kind = K::Integer,
+     .description = "GPUs per node for expert parallelism (default 8): an all-to-all group "
+                    "larger than this also crosses inter_node",
+     .min = 1,
+     .max = kMaxSize},
 };
 
 constexpr Field kParallelismFields[] = {
@@ -340,6 +361,12 @@ constexpr Field kParallelismFields[] = {
     {.name = "tensor_parallel",
      .kind = K::Integer,
      .description = "tensor-parallel ranks per pipeline device",
+     .min = 1,
+     .max = kMaxDegree},
+    {.name = "expert_parallel",
+     .kind = K::Integer,
+     .description = "expert-parallel ranks: the GPUs a MoE layer's all-to-all spans "
+                    "(default 1)",
      .min = 1,
      .max = kMaxDegree},
     {.name = "overlap_grad_reduce",
@@ -417,6 +444,48 @@ constexpr Field kModelFields[] = {
     {.name = "tied_embeddings",
      .kind = K::Boolean,
      .description = "the LM head shares the embedding matrix (default false)"},
+    {.name = "experts",
+     .kind = K::Integer,
+     .description = "routed experts per MoE layer (default 0: a dense model)",
+     .min = 0,
+     .max = 1 << 20},
+    {.name = "top_k",
+     .kind = K::Integer,
+     .description = "routed experts per token (with experts)",
+     .min = 1,
+     .max = 1 << 10},
+    {.name = "expert_ffn_hidden",
+     .kind = K::Integer,
+     .description = "an expert's MLP inner size (default ffn_hidden)",
+     .min = 1,
+     .max = 1 << 26},
+    {.name = "shared_experts",
+     .kind = K::Integer,
+     .description = "experts every token goes through, per MoE layer (default 0)",
+     .min = 0,
+     .max = 1 << 10},
+    {.name = "first_dense_layers",
+     .kind = K::Integer,
+     .description = "leading layers with a dense MLP instead of experts (default 0)",
+     .min = 0,
+     .max = 1 << 16},
+    {.name = "moe_layers",
+     .kind = K::Integer,
+     .description = "instead of first_dense_layers: the MoE layers, the last ones",
+     .min = 0,
+     .max = 1 << 16},
+    {.name = "capacity_factor",
+     .kind = K::Number,
+     .description = "tokens an expert takes, relative to a balanced share (default: no "
+                    "capacity, balanced routing)",
+     .min = 1,
+     .max = 1e3},
+    {.name = "expert_imbalance",
+     .kind = K::Number,
+     .description = "the busiest expert's tokens over the mean (default 1: balanced); the "
+                    "slowest expert sets the layer's time",
+     .min = 1,
+     .max = 1e3},
 };
 
 constexpr Field kTrainingFields[] = {
@@ -489,7 +558,7 @@ constexpr Field kConfigFields[] = {
      .description = "a GPU from `perflow devices` on every stage"},
     {.name = "parallelism",
      .kind = K::Object,
-     .description = "data and tensor parallelism",
+     .description = "data, tensor and expert parallelism",
      .section = &kParallelismSection},
     {.name = "costs",
      .kind = K::Object,

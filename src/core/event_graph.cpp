@@ -106,6 +106,7 @@ void detail::TaskColumns::reserve(std::size_t n) {
   memory_delta.reserve(n);
   lane.reserve(n);
   if (!iteration.empty()) iteration.reserve(n);
+  if (!paired.empty()) paired.reserve(n);
 }
 
 void detail::TaskColumns::resize(std::size_t n) {
@@ -118,6 +119,7 @@ void detail::TaskColumns::resize(std::size_t n) {
   memory_delta.resize(n);
   lane.resize(n);
   if (!iteration.empty()) iteration.resize(n);
+  if (!paired.empty()) paired.resize(n);
 }
 
 void detail::TaskColumns::push_back(const TaskSpec& spec) {
@@ -134,6 +136,11 @@ void detail::TaskColumns::push_back(const TaskSpec& spec) {
     iteration.resize(kind.size() - 1, 0);
   }
   if (!iteration.empty()) iteration.push_back(spec.iteration);
+  if (spec.paired && paired.empty()) {
+    paired.reserve(kind.capacity());
+    paired.resize(kind.size() - 1, 0);
+  }
+  if (!paired.empty()) paired.push_back(spec.paired ? 1 : 0);
 }
 
 void EventGraphBuilder::reserve(std::size_t tasks, std::size_t edges) {
@@ -292,7 +299,7 @@ std::string EventGraph::label(TaskId t) const {
 
 TaskSpec EventGraph::spec(TaskId t) const {
   return TaskSpec{kind(t),     device(t),       stage(t), microbatch(t), chunk(t),
-                  duration(t), memory_delta(t), lane(t),  iteration(t)};
+                  duration(t), memory_delta(t), lane(t),  iteration(t), paired(t)};
 }
 
 EventGraph EventGraph::assemble(detail::GraphParts parts) {
@@ -301,7 +308,8 @@ EventGraph EventGraph::assemble(detail::GraphParts parts) {
   const bool columns_agree = c.device.size() == n && c.stage.size() == n &&
                              c.microbatch.size() == n && c.chunk.size() == n &&
                              c.duration.size() == n && c.memory_delta.size() == n &&
-                             c.lane.size() == n && (c.iteration.empty() || c.iteration.size() == n);
+                             c.lane.size() == n && (c.iteration.empty() || c.iteration.size() == n) &&
+                             (c.paired.empty() || c.paired.size() == n);
   const auto csr_agrees = [n](const BigVector<std::uint32_t>& offset,
                               const BigVector<Adjacent>& adjacent) {
     return offset.size() == n + 1 && offset.front() == 0 && offset.back() == adjacent.size();

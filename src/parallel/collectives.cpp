@@ -1,5 +1,6 @@
 #include "perflow/parallel/collectives.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -21,6 +22,26 @@ TimeNs ring_all_reduce_time(double bytes, std::uint32_t ranks, TimeNs latency, d
         "an all-reduce of {} bytes over {} ranks ({} ns latency, {} bytes/s) would take longer "
         "than 1e18 ns",
         bytes, ranks, latency, bandwidth));
+  }
+  return static_cast<TimeNs>(ns);
+}
+
+TimeNs pairwise_all_to_all_time(double bytes, std::uint32_t ranks, std::uint32_t gpus_per_node,
+                                const LinkCost& intra, const LinkCost& inter) {
+  if (ranks <= 1) return 0;
+  const double n = ranks;
+  const double g = std::max<std::uint32_t>(gpus_per_node, 1);
+  const bool across = ranks > gpus_per_node;
+  // Bytes over one link class: divide last so that exact cases stay exact.
+  const auto over = [&](double peers, const LinkCost& link) {
+    if (bytes <= 0 || link.bandwidth <= 0 || peers <= 0) return 0.0;
+    return std::ceil(peers * bytes * 1e9 / (n * link.bandwidth));
+  };
+  double ns = (n - 1) * static_cast<double>(across ? inter.latency : intra.latency);
+  ns += across ? std::max(over(n - g, inter), over(g - 1, intra)) : over(n - 1, intra);
+  if (!(ns <= 1e18)) {
+    throw ScheduleError(fmt::format(
+        "an all-to-all of {} bytes over {} ranks would take longer than 1e18 ns", bytes, ranks));
   }
   return static_cast<TimeNs>(ns);
 }

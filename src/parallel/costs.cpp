@@ -16,6 +16,8 @@ TimeNs TaskCosts::duration(TaskKind kind) const {
       return backward + weight + launch_overhead;
     case TaskKind::R:
       return recompute ? recompute_forward + launch_overhead : 0;
+    case TaskKind::A2A:
+      return all_to_all;
     case TaskKind::Send:  // communication and optimizer costs come from their own models
     case TaskKind::AllReduce:
     case TaskKind::Optimizer:
@@ -47,9 +49,16 @@ double TaskCosts::memory_delta(TaskKind kind) const {
     case TaskKind::R:
     case TaskKind::D2H:
     case TaskKind::H2D:
+    case TaskKind::A2A:
       return 0.0;
   }
   return 0.0;
+}
+
+TimeNs TaskCosts::pair_duration(TaskKind backward_kind, const TaskCosts& paired) const {
+  if (forward_backward) return *forward_backward;
+  const TimeNs compute = duration(TaskKind::F) + paired.duration(backward_kind);
+  return std::max(compute, all_to_all + paired.all_to_all);
 }
 
 double TaskCosts::recomputed_memory_delta(TaskKind kind) const {

@@ -35,6 +35,7 @@ Slot slot_of(TaskKind kind) {
     case TaskKind::R:
     case TaskKind::D2H:
     case TaskKind::H2D:
+    case TaskKind::A2A:
       break;
   }
   return kForward;

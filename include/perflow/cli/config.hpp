@@ -75,6 +75,10 @@ struct Config {
   /// /parallelism/data_parallel and the gradient and optimizer costs (degree 1: none).
   parallel::DataParallelSpec data_parallel;
   std::uint32_t tensor_parallel = 1;  ///< /parallelism/tensor_parallel (already in the costs)
+  /// /parallelism/expert_parallel: the ranks a MoE layer's all-to-all spans (1: none).
+  std::uint32_t expert_parallel = 1;
+  /// /network/gpus_per_node: an all-to-all group larger than this crosses nodes.
+  std::uint32_t gpus_per_node = 8;
   /// /simulation/lower_communication: transfers become SEND tasks on per-link lanes.
   bool lower_communication = false;
   /// /network/p2p_mode "blocking": transfers occupy both devices' compute lanes.

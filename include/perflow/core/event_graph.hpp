@@ -46,6 +46,11 @@ struct TaskSpec {
   LaneId lane{};
   /// The training iteration it belongs to (0 unless several iterations are simulated).
   std::uint32_t iteration = 0;
+  /// The second task of an overlapped forward-backward pair (DualPipe's F&B): it runs with
+  /// the task before it in its lane's program as one unit, whose span that task's box holds
+  /// (this one takes no time of its own). How timelines and traces know to draw the two as
+  /// one pair.
+  bool paired = false;
 };
 
 /// A lane: one sequential stream of work on a device. Lanes 0..devices-1 are the devices'
@@ -70,6 +75,8 @@ struct TaskColumns {
   BigVector<LaneId> lane;
   /// Empty while every task is in iteration 0 (one iteration: no column to pay for).
   BigVector<std::uint32_t> iteration;
+  /// TaskSpec::paired; empty while no task is paired.
+  BigVector<std::uint8_t> paired;
 
   [[nodiscard]] std::size_t size() const { return kind.size(); }
   void reserve(std::size_t n);
@@ -180,6 +187,12 @@ class EventGraph {
   }
   /// True when the graph holds more than one training iteration (some task's is not 0).
   [[nodiscard]] bool has_iterations() const { return !tasks_.iteration.empty(); }
+  /// TaskSpec::paired: t is the second task of an overlapped pair.
+  [[nodiscard]] bool paired(TaskId t) const {
+    return !tasks_.paired.empty() && tasks_.paired[t.value] != 0;
+  }
+  /// True when some task is paired.
+  [[nodiscard]] bool has_pairs() const { return !tasks_.paired.empty(); }
   /// Everything a builder said about task t (its TaskSpec).
   [[nodiscard]] TaskSpec spec(TaskId t) const;
   /// "F3.0"; with several iterations the iteration follows: "F3.0@1".

@@ -17,6 +17,8 @@ namespace perflow {
 /// iterations (the synchronous optimizer step's). R recomputes a forward's activations right
 /// before the backward that needs them (activation recomputation); D2H copies an activation
 /// (or optimizer state) to host memory and H2D copies it back, on the device's host link.
+/// A2A is the expert-parallel all-to-all (dispatch and combine) of one F's or backward's MoE
+/// layers, on the device's `ep a2a` lane.
 enum class TaskKind : std::uint8_t {
   F,
   B,
@@ -29,10 +31,11 @@ enum class TaskKind : std::uint8_t {
   Sync,
   R,
   D2H,
-  H2D
+  H2D,
+  A2A
 };
 
-inline constexpr int kTaskKindCount = 12;
+inline constexpr int kTaskKindCount = 13;
 
 /// D2H and H2D: copies over the host link.
 constexpr bool is_host_copy(TaskKind kind) {

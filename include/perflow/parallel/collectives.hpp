@@ -18,4 +18,26 @@ namespace perflow::parallel {
 /// 0. Throws ScheduleError beyond 1e18 ns.
 TimeNs ring_all_reduce_time(double bytes, std::uint32_t ranks, TimeNs latency, double bandwidth);
 
+/// One link class: latency per step and bandwidth (bytes/s; 0 means unlimited).
+struct LinkCost {
+  TimeNs latency = 0;
+  double bandwidth = 0;
+};
+
+/// The time of a pairwise-exchange all-to-all in which each of `ranks` ranks sends `bytes`
+/// in all (its own share, bytes / n, stays local), the ranks `gpus_per_node` to a node:
+///
+///   within a node (n <= G):  (n - 1) a_intra + ceil((n - 1) / n * bytes / B_intra)
+///   across nodes:            (n - 1) a_inter + max(ceil((n - G) / n * bytes / B_inter),
+///                                                  ceil((G - 1) / n * bytes / B_intra))
+///
+/// n - 1 steps, one per peer (MPICH's long-message all-to-all; Thakur, Rabenseifner and
+/// Gropp, IJHPCA 2005; nccl-tests scores all-to-all the same way). Across nodes the share
+/// for other nodes crosses the inter-node link while the node's own share crosses the
+/// intra-node one at the same time, as DeepSeek-V3's dispatch overlaps its InfiniBand and
+/// NVLink traffic (report section 3.2.2). One rank, or no bytes and no latency: 0. Throws
+/// ScheduleError beyond 1e18 ns.
+TimeNs pairwise_all_to_all_time(double bytes, std::uint32_t ranks, std::uint32_t gpus_per_node,
+                                const LinkCost& intra, const LinkCost& inter);
+
 }  // namespace perflow::parallel

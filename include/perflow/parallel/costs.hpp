@@ -34,6 +34,14 @@ struct TaskCosts {
   /// as one checkpoint); less with finer checkpoints (one layer's, as Megatron-LM's full
   /// recomputation holds).
   std::optional<double> recompute_rebuilt = std::nullopt;
+  /// Expert parallelism: the all-to-all time of one F (its MoE layers' dispatches and
+  /// combines, one after the other); each backward (B or BW) runs as much, mirrored (the
+  /// gradient of a dispatch is a combine and the other way round); W none. An A2A task
+  /// holds it (parallel::add_expert_parallel).
+  TimeNs all_to_all = 0;
+  /// An overlapped forward-backward pair whose F is this chunk's: its measured time
+  /// (DeepSeek-V3's F&B); unset: derived (see pair_duration).
+  std::optional<TimeNs> forward_backward = std::nullopt;
 
   /// What one F keeps until its backward: `activation`, or with recomputation
   /// `recompute_activation` (at most `activation`).
@@ -46,8 +54,15 @@ struct TaskCosts {
     return std::clamp(recompute_rebuilt.value_or(activation), 0.0, activation - kept_activation());
   }
 
-  /// The task's time, its launch overhead included.
+  /// The task's time, its launch overhead included (an A2A's: all_to_all).
   [[nodiscard]] TimeNs duration(TaskKind kind) const;
+  /// The time of an overlapped pair of this chunk's F and a backward (`backward_kind`, with
+  /// costs `paired`): forward_backward when given; else the two computations back to back
+  /// or the two all-to-alls back to back, whichever is longer: each all-to-all hides behind
+  /// the other task's compute, as far as there is compute to hide it (DeepSeek-V3 report
+  /// section 3.2.1; Megatron-LM's EP all-to-all overlap). Never more than the two tasks
+  /// with their all-to-alls in sequence.
+  [[nodiscard]] TimeNs pair_duration(TaskKind backward_kind, const TaskCosts& paired) const;
   /// Signed memory change when a task of `kind` runs, without recomputation: F allocates
   /// the activation, B frees `backward_frees` of it, W the rest (BW all of it).
   [[nodiscard]] double memory_delta(TaskKind kind) const;
