@@ -15,6 +15,7 @@
 #include "perflow/core/json_cursor.hpp"
 #include "perflow/core/memory_budget.hpp"
 #include "perflow/core/task.hpp"
+#include "perflow/parallel/expert_parallel.hpp"
 #include "perflow/parallel/recompute.hpp"
 #include "perflow/parallel/schedule_registry.hpp"
 #include "perflow/simulator/lowering.hpp"
@@ -230,6 +231,31 @@ Config load_config(const std::filesystem::path& path, std::span<const ConfigOver
 
 namespace {
 
+// A plan's graph, its overlapped pairs run as units when there is something to overlap
+// (an all-to-all or a measured forward_backward), which the rest of the model must allow.
+EventGraph pipeline_graph(const Config& config, const parallel::PipelinePlan& plan,
+                          const parallel::CostTable& costs) {
+  EventGraph graph = parallel::build_pipeline_graph(plan, costs);
+  if (!parallel::overlaps_pairs(plan, costs)) return graph;
+  const auto refuse = [&](const std::string& pointer, std::string_view what) {
+    throw ConfigError(config.file, pointer,
+                      fmt::format("{} runs overlapped forward-backward pairs here (there are "
+                                  "all-to-alls or a costs.forward_backward to overlap), and {}",
+                                  config.pipeline.schedule, what));
+  };
+  if (parallel::any_recompute(costs, plan.stages, plan.chunks)) {
+    refuse("/costs/recompute",
+           "recomputation is not supported with them yet: an R task would split a pair");
+  }
+  if (config.blocking_p2p) {
+    refuse("/network/p2p_mode", "blocking transfers are not supported with them yet");
+  }
+  if (config.simulation.mode == simulator::SimulationMode::Greedy) {
+    refuse("/simulation/mode", "greedy mode cannot run them: a pair needs its program order");
+  }
+  return parallel::overlap_pairs(graph, plan, costs);
+}
+
 // /parts: every part builds its schedule on its device type, keeps its stages; merge.
 EventGraph build_from_parts(const Config& config) {
   std::vector<trace_op::GraphPart> parts;
@@ -247,7 +273,8 @@ EventGraph build_from_parts(const Config& config) {
     std::vector<StageId> kept;
     for (std::uint32_t s = part.first_stage; s <= part.last_stage; ++s) kept.push_back(StageId{s});
     try {
-      parts.push_back(trace_op::filter(parallel::build_schedule(spec, costs), kept));
+      const parallel::PipelinePlan plan = parallel::plan_schedule(spec, costs);
+      parts.push_back(trace_op::filter(pipeline_graph(config, plan, costs), kept));
     } catch (const ScheduleError& e) {
       const std::string at = fmt::format("/parts/{}", i);
       throw ConfigError(config.file, e.field().empty() ? at : "/pipeline/" + e.field(), e.what());
@@ -311,7 +338,7 @@ EventGraph build_pipeline(const Config& config) {
     std::size_t tasks = 0;
     for (const auto& program : plan.programs) tasks += program.size();
     check_run_memory(config, tasks);
-    return parallel::build_pipeline_graph(plan, config.costs);
+    return pipeline_graph(config, plan, config.costs);
   } catch (const ScheduleError& e) {
     if (!e.field().empty()) throw ConfigError(config.file, "/pipeline/" + e.field(), e.what());
     if (custom) throw ConfigError(config.file, "/pipeline/order", e.what());
@@ -333,6 +360,9 @@ EventGraph build_graph_of(const Config& config) {
     return std::any_of(values.begin(), values.end(), [](auto x) { return x > 0; });
   };
   try {
+    if (parallel::any_all_to_all(config.costs, config.pipeline.stages, config.pipeline.chunks)) {
+      graph = parallel::add_all_to_all(graph, config.costs);
+    }
     if (parallel::any_recompute(config.costs, config.pipeline.stages, config.pipeline.chunks)) {
       graph = parallel::add_recompute(graph, config.costs);
     }

@@ -49,6 +49,9 @@ struct PartialCosts {
   std::optional<TimeNs> recompute_forward;
   std::optional<double> recompute_activation;
   std::optional<OffloadFields> offload;
+  std::optional<double> a2a_bytes;
+  std::optional<std::uint32_t> a2a_per_pass;
+  std::optional<TimeNs> forward_backward;
 
   void apply(const PartialCosts& over) {
     const auto take = [](auto& field, const auto& other) {
@@ -70,6 +73,9 @@ struct PartialCosts {
     take(recompute, over.recompute);
     take(recompute_forward, over.recompute_forward);
     take(recompute_activation, over.recompute_activation);
+    take(a2a_bytes, over.a2a_bytes);
+    take(a2a_per_pass, over.a2a_per_pass);
+    take(forward_backward, over.forward_backward);
     if (over.offload) {
       if (!offload) offload.emplace();
       offload->apply(*over.offload);
@@ -98,6 +104,8 @@ struct PartialCosts {
     split(share.optimizer);
     split(share.tp_allreduces);
     split(share.recompute_forward);
+    split(share.a2a_per_pass);
+    split(share.forward_backward);
     if (share.activation) *share.activation /= chunks;
     if (share.recompute_activation) *share.recompute_activation /= chunks;
     if (share.gradient_bytes) *share.gradient_bytes /= chunks;
@@ -122,6 +130,8 @@ PartialCosts derived_costs(const model::PositionCosts& p, double stage_static_me
   out.gradient_bytes = p.dp_gradient_bytes;
   out.tp_allreduce_bytes = p.tp_allreduce_bytes;
   out.tp_allreduces = p.tp_allreduces;
+  out.a2a_bytes = p.a2a_bytes;
+  out.a2a_per_pass = p.a2a_per_pass;
   out.recompute = recompute;  // its time and what F keeps: from the mode resolved at the end
   return out;
 }
@@ -180,6 +190,12 @@ PartialCosts read_cost_fields(const JsonCursor& c) {
   }
   if (auto x = c.find("recompute_forward")) p.recompute_forward = x->as_duration();
   if (auto x = c.find("recompute_activation")) p.recompute_activation = read_bytes(*x);
+  if (auto x = c.find("a2a_bytes")) p.a2a_bytes = read_bytes(*x);
+  if (auto x = c.find("a2a_per_pass")) {
+    p.a2a_per_pass =
+        static_cast<std::uint32_t>(read_integer(*x, kCostsSection.field("a2a_per_pass")));
+  }
+  if (auto x = c.find("forward_backward")) p.forward_backward = x->as_duration();
   if (auto x = c.find("offload")) {
     x->expect_object(kOffloadSection.keys());
     OffloadFields offload;
@@ -246,6 +262,28 @@ TimeNs tensor_parallel_time(std::uint32_t degree, const simulator::Link& link,
   if (static_cast<double>(one) * count > 1e18) {
     where.fail(fmt::format("{} tensor-parallel all-reduces of {} ns each would exceed 1e18 ns",
                            count, one));
+  }
+  return one * count;
+}
+
+// The all-to-all time one F or backward adds under expert parallelism: a2a_per_pass
+// pairwise all-to-alls of a2a_bytes among the expert-parallel ranks; 0 at degree 1.
+TimeNs expert_parallel_time(const Config& config, const PartialCosts& p, const JsonCursor& where) {
+  const std::uint32_t count = p.a2a_per_pass.value_or(0);
+  if (count == 0) return 0;
+  if (config.expert_parallel <= 1) {
+    where.fail(
+        fmt::format("a2a_per_pass is {} but there is no expert parallelism to all-to-all over: set "
+                    "/parallelism/expert_parallel (the ranks of a MoE layer's all-to-all)",
+                    count));
+  }
+  const simulator::Link& intra = config.simulation.intra_node;
+  const simulator::Link& inter = config.simulation.inter_node;
+  const TimeNs one = parallel::pairwise_all_to_all_time(
+      p.a2a_bytes.value_or(0.0), config.expert_parallel, config.gpus_per_node,
+      {intra.latency, intra.bandwidth}, {inter.latency, inter.bandwidth});
+  if (static_cast<double>(one) * count > 1e18) {
+    where.fail(fmt::format("{} all-to-alls of {} ns each would exceed 1e18 ns", count, one));
   }
   return one * count;
 }
@@ -619,6 +657,10 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
       config.simulation.devices_per_node =
           static_cast<std::uint32_t>(read_integer(*x, kNetworkSection.field("devices_per_node")));
     }
+    if (auto x = network->find("gpus_per_node")) {
+      config.gpus_per_node =
+          static_cast<std::uint32_t>(read_integer(*x, kNetworkSection.field("gpus_per_node")));
+    }
     if (auto x = network->find("intra_node")) config.simulation.intra_node = read_link(*x);
     if (auto x = network->find("inter_node")) config.simulation.inter_node = read_link(*x);
     if (auto x = network->find("host_link")) {
@@ -701,6 +743,11 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
           require(p.weight, "weight"),        p.activation.value_or(0.0),
           p.backward_frees.value_or(0.0),     p.launch_overhead.value_or(0)};
       resolve_recompute(p, s, c, config, tp, recompute_where, resolved);
+      // Expert parallelism (DeepSeek-V3 report section 3.2.2; Megatron-LM's MoE
+      // all-to-all dispatcher): each MoE layer dispatches its tokens to the experts and
+      // combines them back, in F and, mirrored, in each backward; W has none.
+      resolved.all_to_all = expert_parallel_time(config, p, where);
+      resolved.forward_backward = p.forward_backward;
       resolve_offload(p, s, c, config, offload_where);
       config.data_parallel.gradient_bytes[std::size_t{s} * chunks + c] =
           p.gradient_bytes.value_or(0.0);

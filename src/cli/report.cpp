@@ -9,6 +9,7 @@
 
 #include "perflow/core/huge_page_allocator.hpp"
 #include "perflow/core/json_writer.hpp"
+#include "perflow/parallel/expert_parallel.hpp"
 
 // The report is streamed in the order nlohmann::json prints an object: keys sorted. Every
 // key is always present (null when it does not apply), so the layout never depends on the
@@ -171,12 +172,18 @@ std::string render_report(const Config& config, const EventGraph& graph,
 
   bool out_of_memory = false;
   const std::vector<double> without_saving = peaks_without_saving(config, graph, trace);
+  const std::vector<parallel::AllToAllTime> all_to_all =
+      parallel::all_to_all_time(graph, config.costs);
   w.key("devices").begin_array();
   for (const simulator::DeviceMetrics& dm : m.devices) {
     const DeviceMemory memory = device_memory(config, dm, without_saving);
     const DeviceInfo& info = memory.info;
     out_of_memory = out_of_memory || memory.out_of_memory;
+    const parallel::AllToAllTime& a2a = all_to_all[dm.device.value];
     w.begin_object();
+    w.field("all_to_all_exposed_ns", a2a.exposed);
+    w.field("all_to_all_hidden_ns", a2a.hidden());
+    w.field("all_to_all_ns", a2a.total);
     w.field("blocked_ns", dm.blocked);
     w.field("bubble_ratio", dm.bubble_ratio);
     w.field("busy_ns", dm.busy);
@@ -222,6 +229,7 @@ std::string render_report(const Config& config, const EventGraph& graph,
   }
   w.end_array();
 
+  w.field("expert_parallel", config.expert_parallel);
   w.key("iteration_end_ns").begin_array();
   for (const TimeNs end : m.iteration_finish) w.value(end);
   w.end_array();
@@ -241,6 +249,7 @@ std::string render_report(const Config& config, const EventGraph& graph,
   number_or_null(w, "model_tflops_per_gpu", achieved_field(&Throughput::model_tflops_per_gpu));
   w.field("optimizer_sync", config.iterations.optimizer_sync);
   w.field("out_of_memory", out_of_memory);
+  w.field("overlapped_pairs", parallel::overlapped_pair_count(graph));
   w.field("p2p_mode", config.blocking_p2p ? "blocking" : "async");
   w.field("schedule", config.pipeline.schedule);
   w.field("split_backward", config.pipeline.split_backward);

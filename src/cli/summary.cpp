@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "perflow/core/units.hpp"
+#include "perflow/parallel/expert_parallel.hpp"
 
 namespace perflow::cli {
 namespace {
@@ -141,8 +142,31 @@ std::string format_summary(const Config& config, const EventGraph& graph,
   if (config.data_parallel.degree > 1 || config.tensor_parallel > 1) {
     const std::uint64_t gpus = std::uint64_t{config.data_parallel.degree} * config.tensor_parallel *
                                config.pipeline.stages;
-    line("parallelism", fmt::format("dp {} x tp {} x pp {} ({} GPUs)", config.data_parallel.degree,
-                                    config.tensor_parallel, config.pipeline.stages, gpus));
+    line("parallelism",
+         fmt::format("dp {} x tp {} x pp {} ({} GPUs){}", config.data_parallel.degree,
+                     config.tensor_parallel, config.pipeline.stages, gpus,
+                     config.expert_parallel > 1
+                         ? fmt::format("; ep {} (within dp)", config.expert_parallel)
+                         : std::string()));
+  }
+  // Expert all-to-alls and overlapped pairs: how much of the all-to-all the compute hid.
+  const std::vector<parallel::AllToAllTime> all_to_all =
+      parallel::all_to_all_time(graph, config.costs);
+  parallel::AllToAllTime a2a_sum;
+  for (const parallel::AllToAllTime& d : all_to_all) {
+    a2a_sum.total += d.total;
+    a2a_sum.exposed += d.exposed;
+  }
+  const std::size_t pairs = parallel::overlapped_pair_count(graph);
+  if (a2a_sum.total > 0 || pairs > 0) {
+    line("all-to-all",
+         fmt::format("{} over ep {}, {} exposed ({:.1f}%), {} hidden; {} overlapped pairs",
+                     format_duration(a2a_sum.total), config.expert_parallel,
+                     format_duration(a2a_sum.exposed),
+                     a2a_sum.total > 0 ? 100.0 * static_cast<double>(a2a_sum.exposed) /
+                                             static_cast<double>(a2a_sum.total)
+                                       : 0.0,
+                     format_duration(a2a_sum.hidden()), pairs));
   }
   if (config.model) {
     const ModelPlan& plan = *config.model;
@@ -188,14 +212,20 @@ std::string format_summary(const Config& config, const EventGraph& graph,
   const bool copied = std::any_of(metrics.devices.begin(), metrics.devices.end(),
                                   [](const auto& d) { return d.host_copy > 0; });
   const bool saving = recomputed || copied || config.offloads;
+  const bool a2a = a2a_sum.total > 0;
   const auto comm = [&](const simulator::DeviceMetrics& d) {
-    return (blocked ? fmt::format("  {:>12}", format_duration(d.blocked)) : std::string()) +
+    const parallel::AllToAllTime& x = all_to_all[d.device.value];
+    return (a2a ? fmt::format("  {:>12}  {:>12}", format_duration(x.total),
+                              format_duration(x.exposed))
+                : std::string()) +
+           (blocked ? fmt::format("  {:>12}", format_duration(d.blocked)) : std::string()) +
            (communication ? fmt::format("  {:>12}", format_duration(d.communication))
                           : std::string()) +
            (recomputed ? fmt::format("  {:>12}", format_duration(d.recompute)) : std::string()) +
            (copied ? fmt::format("  {:>12}", format_duration(d.host_copy)) : std::string());
   };
   const std::string comm_header =
+      (a2a ? fmt::format("  {:>12}  {:>12}", "all-to-all", "a2a exposed") : std::string()) +
       (blocked ? fmt::format("  {:>12}", "blocked") : std::string()) +
       (communication ? fmt::format("  {:>12}", "communication") : std::string()) +
       (recomputed ? fmt::format("  {:>12}", "recompute") : std::string()) +

@@ -152,6 +152,13 @@ EventGraph add_all_to_all(const EventGraph& graph, const CostTable& costs) {
   return std::move(builder).freeze();
 }
 
+std::size_t overlapped_pair_count(const EventGraph& graph) {
+  if (!graph.has_pairs()) return 0;
+  std::size_t count = 0;
+  for (std::uint32_t t = 0; t < graph.task_count(); ++t) count += graph.paired(TaskId{t}) ? 1u : 0u;
+  return count;
+}
+
 std::vector<AllToAllTime> all_to_all_time(const EventGraph& graph, const CostTable& costs) {
   std::vector<AllToAllTime> out(graph.device_count());
   for (std::uint32_t t = 0; t < graph.task_count(); ++t) {

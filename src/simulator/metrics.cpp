@@ -145,6 +145,19 @@ void add_memory_saving(const EventGraph& graph, const Trace& trace,
   }
 }
 
+// An expert-parallel all-to-all is not pipeline or data-parallel traffic: it leaves the
+// devices' communication (the report gives it on its own, parallel::all_to_all_time).
+void take_out_all_to_all(const EventGraph& graph, const Trace& trace,
+                         std::vector<DeviceMetrics>& devices) {
+  if (!has_kind(graph, TaskKind::A2A)) return;
+  for (std::uint32_t l = graph.device_count(); l < trace.lane_count(); ++l) {
+    DeviceMetrics& dm = devices[graph.lane_info(LaneId{l}).device.value];
+    for (const TaskId t : trace.events(LaneId{l})) {
+      if (graph.kind(t) == TaskKind::A2A) dm.communication -= graph.duration(t);
+    }
+  }
+}
+
 }  // namespace
 
 Metrics compute_metrics(const EventGraph& graph, const Trace& trace,
@@ -184,6 +197,7 @@ Metrics detail::compute_metrics(const EventGraph& graph, const Trace& trace,
   m.dependency_bound = totals.dependency_bound;
   m.devices = std::move(totals.devices);
   add_memory_saving(graph, trace, m.devices);
+  take_out_all_to_all(graph, trace, m.devices);
   double bubble_sum = 0;
   for (std::uint32_t d = 0; d < m.devices.size(); ++d) {
     DeviceMetrics& dm = m.devices[d];

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "perflow/core/error.hpp"
+#include "perflow/parallel/expert_parallel.hpp"
 
 namespace perflow::cli {
 namespace {
@@ -84,6 +85,7 @@ nlohmann::json reference_report(const Config& config, const EventGraph& graph,
   nlohmann::json devices = nlohmann::json::array();
   bool out_of_memory = false;
   const std::vector<double> without = peaks_without_saving(config, graph, result.trace);
+  const std::vector<parallel::AllToAllTime> a2a = parallel::all_to_all_time(graph, config.costs);
   for (const simulator::DeviceMetrics& dm : m.devices) {
     const DeviceMemory memory = device_memory(config, dm, without);
     const DeviceInfo& info = memory.info;
@@ -135,6 +137,9 @@ nlohmann::json reference_report(const Config& config, const EventGraph& graph,
          {"peak_total_memory_without_saving", memory.total_without_saving},
          {"recompute_ns", dm.recompute},
          {"host_copy_ns", dm.host_copy},
+         {"all_to_all_ns", a2a[dm.device.value].total},
+         {"all_to_all_exposed_ns", a2a[dm.device.value].exposed},
+         {"all_to_all_hidden_ns", a2a[dm.device.value].hidden()},
          {"memory_capacity", info.memory_capacity > 0 ? nlohmann::json(info.memory_capacity)
                                                       : nlohmann::json(nullptr)},
          {"out_of_memory", oom},
@@ -143,6 +148,8 @@ nlohmann::json reference_report(const Config& config, const EventGraph& graph,
   }
   report["devices"] = std::move(devices);
   report["out_of_memory"] = out_of_memory;
+  report["expert_parallel"] = config.expert_parallel;
+  report["overlapped_pairs"] = parallel::overlapped_pair_count(graph);
   return report;
 }
 

@@ -36,6 +36,9 @@ EventGraph overlap_pairs(const EventGraph& graph, const PipelinePlan& plan, cons
 /// one A2A, the sum of their times.
 EventGraph add_all_to_all(const EventGraph& graph, const CostTable& costs);
 
+/// The overlapped pairs in `graph` (its tasks marked TaskSpec::paired).
+std::size_t overlapped_pair_count(const EventGraph& graph);
+
 /// A device's all-to-all time, and how much of it its compute waited for.
 struct AllToAllTime {
   TimeNs total = 0;

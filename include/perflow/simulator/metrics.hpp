@@ -15,7 +15,7 @@ struct DeviceMetrics {
   TimeNs busy = 0;  ///< sum of its compute lane's work (blocked transfers aside)
   /// Time its compute lane spends in blocking transfers (SEND and RECV on it).
   TimeNs blocked = 0;
-  /// Sum of its communication lanes' task durations (host copies aside).
+  /// Sum of its communication lanes' task durations (host copies and all-to-alls aside).
   TimeNs communication = 0;
   TimeNs recompute = 0;    ///< the part of `busy` spent in R tasks (recomputation)
   TimeNs host_copy = 0;    ///< sum of its D2H and H2D copies (on its host link)
