@@ -29,6 +29,17 @@ void explain(const std::string& path) {
       plan.preset.empty() ? "" : plan.preset + ": ", m.layers, m.hidden, m.ffn_hidden, m.heads,
       m.kv_heads, m.vocab, m.sequence, model::to_string(m.mlp),
       m.tied_embeddings ? ", tied embeddings" : "", m.parameters() / 1e9);
+  if (m.experts > 0) {
+    const std::uint32_t moe = m.moe_layers();
+    fmt::print(
+        "experts    {} routed (top {}){}, expert ffn {}, MoE layers {}, slowest expert rank's "
+        "load {:.2f}{}\n",
+        m.experts, m.top_k,
+        m.shared_experts > 0 ? fmt::format(" + {} shared", m.shared_experts) : "",
+        m.expert_hidden(),
+        moe == 0 ? std::string("none") : fmt::format("{}-{}", m.layers - moe, m.layers - 1),
+        m.expert_load(), m.capacity_factor > 0 ? " (capacity factor)" : "");
+  }
   const model::Training& t = plan.training;
   fmt::print(
       "training   micro batch {}, global batch {} ({} microbatches), {}, recompute {}{}{}{}\n",
@@ -37,8 +48,9 @@ void explain(const std::string& path) {
       t.sequence_parallel ? ", sequence parallel" : "",
       t.distributed_optimizer ? ", distributed optimizer" : "",
       t.flash_attention ? ", flash attention" : "");
-  fmt::print("layout     tp {} x pp {} x dp {}, {} chunk(s) per stage, {} split\n",
+  fmt::print("layout     tp {} x pp {} x dp {}{}, {} chunk(s) per stage, {} split\n",
              config.tensor_parallel, config.pipeline.stages, config.data_parallel.degree,
+             config.expert_parallel > 1 ? fmt::format(" (ep {})", config.expert_parallel) : "",
              config.pipeline.chunks, plan.split);
   fmt::print("\nPer microbatch on one tensor-parallel rank (the costs a config may override):\n");
   const std::uint32_t chunks = config.pipeline.chunks;
@@ -86,6 +98,10 @@ void explain(const std::string& path) {
           format_memory(p.boundary_bytes), p.tp_allreduces, format_memory(p.tp_allreduce_bytes),
           format_memory(p.dp_gradient_bytes),
           plan.timed[s] ? ns(p.optimizer_ns) : std::string("-"));
+      if (p.a2a_per_pass > 0) {
+        fmt::print("    expert parallel: {} all-to-alls of {} sent per rank in F and in B\n",
+                   p.a2a_per_pass, format_memory(p.a2a_bytes));
+      }
     }
   }
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -23,6 +24,90 @@ namespace {
 
 std::uint32_t read_model_integer(const JsonCursor& c, std::string_view name) {
   return static_cast<std::uint32_t>(read_integer(c, kModelSection.field(name)));
+}
+
+double read_model_number(const JsonCursor& c, std::string_view name) {
+  const Field& field = kModelSection.field(name);
+  const double x = c.as_number();
+  if (!(x >= field.min && x <= field.max)) {
+    c.fail_expected(fmt::format("a number in [{}, {}]", field.min, field.max));
+  }
+  return x;
+}
+
+// The mixture-of-experts fields of /model (over the preset's), checked against each other.
+void read_experts(const JsonCursor& c, model::Transformer& m) {
+  const auto integer = [&](std::string_view name, std::uint32_t& out) {
+    if (auto x = c.find(name)) out = read_model_integer(*x, name);
+  };
+  integer("experts", m.experts);
+  integer("top_k", m.top_k);
+  integer("expert_ffn_hidden", m.expert_ffn_hidden);
+  integer("shared_experts", m.shared_experts);
+  integer("first_dense_layers", m.first_dense_layers);
+  if (auto x = c.find("capacity_factor")) {
+    m.capacity_factor = read_model_number(*x, "capacity_factor");
+  }
+  if (auto x = c.find("expert_imbalance")) {
+    m.expert_imbalance = read_model_number(*x, "expert_imbalance");
+  }
+  // Where a failure about these keys points: the first of them given, else /model.
+  const auto at = [&c](std::initializer_list<std::string_view> keys) {
+    for (std::string_view key : keys) {
+      if (auto x = c.find(key)) return *x;
+    }
+    return c;
+  };
+  if (m.experts == 0) {
+    for (std::string_view key :
+         {"top_k", "expert_ffn_hidden", "shared_experts", "first_dense_layers", "moe_layers",
+          "capacity_factor", "expert_imbalance"}) {
+      if (auto x = c.find(key)) {
+        x->fail(fmt::format(
+            "{} describes MoE layers: give /model/experts (routed experts per MoE layer) too",
+            key));
+      }
+    }
+    // A dense model (or a MoE preset made dense with experts 0): no expert fields left over.
+    const model::Transformer dense;
+    m.top_k = dense.top_k;
+    m.expert_ffn_hidden = dense.expert_ffn_hidden;
+    m.shared_experts = dense.shared_experts;
+    m.first_dense_layers = dense.first_dense_layers;
+    m.capacity_factor = dense.capacity_factor;
+    m.expert_imbalance = dense.expert_imbalance;
+    return;
+  }
+  if (m.top_k == 0) {
+    c.fail("missing required key 'top_k' (routed experts per token) with experts");
+  }
+  if (m.top_k > m.experts) {
+    at({"top_k", "experts"})
+        .fail(fmt::format("top_k {} is more than the {} experts", m.top_k, m.experts));
+  }
+  if (auto x = c.find("moe_layers")) {
+    const std::uint32_t moe = read_model_integer(*x, "moe_layers");
+    if (moe > m.layers) {
+      x->fail(fmt::format("moe_layers {} is more than layers {}", moe, m.layers));
+    }
+    if (c.has("first_dense_layers") && m.first_dense_layers + moe != m.layers) {
+      x->fail(
+          fmt::format("first_dense_layers {} + moe_layers {} is not layers {}: give one of them",
+                      m.first_dense_layers, moe, m.layers));
+    }
+    m.first_dense_layers = m.layers - moe;
+  }
+  if (m.first_dense_layers > m.layers) {
+    at({"first_dense_layers", "layers"})
+        .fail(fmt::format("first_dense_layers {} is more than layers {}", m.first_dense_layers,
+                          m.layers));
+  }
+  if (c.has("capacity_factor") && c.has("expert_imbalance")) {
+    c.at("expert_imbalance")
+        .fail(
+            "capacity_factor pads every expert to its capacity, which sets the slowest "
+            "expert's load; expert_imbalance does not apply: give one of them");
+  }
 }
 
 // A preset's name, or a failure listing the valid ones with the closest.
@@ -84,6 +169,7 @@ model::Transformer read_transformer(const JsonCursor& c, std::string& preset_nam
   if (m.heads % m.kv_heads != 0) {
     c.fail(fmt::format("heads {} are not a multiple of kv_heads {}", m.heads, m.kv_heads));
   }
+  read_experts(c, m);
   return m;
 }
 
@@ -181,6 +267,22 @@ void parse_model_sections(const JsonCursor& root, Config& config) {
   ModelPlan plan;
   plan.transformer = read_transformer(*model_section, plan.preset);
   if (training_section) plan.training = read_training(*training_section);
+  // Expert parallelism splits a MoE layer's experts over ranks taken from the data-parallel
+  // replicas (Megatron-LM, DeepSeek-V3). Without experts it only matters to all-to-all costs
+  // given by hand.
+  if (const model::Transformer& m = plan.transformer; m.experts > 0 && config.expert_parallel > 1) {
+    const JsonCursor ep = root.at("parallelism").at("expert_parallel");
+    if (m.experts % config.expert_parallel != 0) {
+      ep.fail(fmt::format("{} expert-parallel ranks do not split the {} experts of /model",
+                          config.expert_parallel, m.experts));
+    }
+    if (config.data_parallel.degree % config.expert_parallel != 0) {
+      ep.fail(fmt::format(
+          "expert-parallel ranks come from the data-parallel replicas: data_parallel {} is not "
+          "a multiple of expert_parallel {}",
+          config.data_parallel.degree, config.expert_parallel));
+    }
+  }
   if (plan.training.sequence_parallel && config.tensor_parallel == 1) {
     training_section->at("sequence_parallel")
         .fail(
@@ -278,7 +380,8 @@ void derive_model_costs(const JsonCursor& root, Config& config,
       std::vector<double> per_stage(stages);
       for (std::uint32_t s = 0; s < stages; ++s) {
         const model::DeviceSpec& gpu = device(s);
-        per_stage[s] = model::layer_seconds(m, plan.training, config.tensor_parallel, gpu);
+        per_stage[s] = model::layer_seconds(m, plan.training, config.tensor_parallel, gpu,
+                                            config.expert_parallel);
         // Each layer also waits for its tensor-parallel all-reduces (two in F, two in B),
         // here over the GPU's own scale-up link.
         if (config.tensor_parallel > 1 && gpu.link_bandwidth > 0) {
@@ -319,7 +422,8 @@ void derive_model_costs(const JsonCursor& root, Config& config,
   }
 
   const model::Degrees degrees{.tensor = config.tensor_parallel,
-                               .data = config.data_parallel.degree};
+                               .data = config.data_parallel.degree,
+                               .expert = config.expert_parallel};
   if (m.heads % degrees.tensor != 0) {
     root.at("parallelism")
         .at("tensor_parallel")

@@ -299,17 +299,17 @@ std::string EventGraph::label(TaskId t) const {
 
 TaskSpec EventGraph::spec(TaskId t) const {
   return TaskSpec{kind(t),     device(t),       stage(t), microbatch(t), chunk(t),
-                  duration(t), memory_delta(t), lane(t),  iteration(t), paired(t)};
+                  duration(t), memory_delta(t), lane(t),  iteration(t),  paired(t)};
 }
 
 EventGraph EventGraph::assemble(detail::GraphParts parts) {
   const std::size_t n = parts.tasks.size();
   const detail::TaskColumns& c = parts.tasks;
-  const bool columns_agree = c.device.size() == n && c.stage.size() == n &&
-                             c.microbatch.size() == n && c.chunk.size() == n &&
-                             c.duration.size() == n && c.memory_delta.size() == n &&
-                             c.lane.size() == n && (c.iteration.empty() || c.iteration.size() == n) &&
-                             (c.paired.empty() || c.paired.size() == n);
+  const bool columns_agree =
+      c.device.size() == n && c.stage.size() == n && c.microbatch.size() == n &&
+      c.chunk.size() == n && c.duration.size() == n && c.memory_delta.size() == n &&
+      c.lane.size() == n && (c.iteration.empty() || c.iteration.size() == n) &&
+      (c.paired.empty() || c.paired.size() == n);
   const auto csr_agrees = [n](const BigVector<std::uint32_t>& offset,
                               const BigVector<Adjacent>& adjacent) {
     return offset.size() == n + 1 && offset.front() == 0 && offset.back() == adjacent.size();

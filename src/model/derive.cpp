@@ -6,6 +6,7 @@
 #include <string>
 
 #include "detail/dimensions.hpp"
+#include "detail/layer_parts.hpp"
 
 namespace perflow::model {
 namespace {
@@ -108,8 +109,23 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   c.layers = layers;
   const double t = degrees.tensor;
   const double n = layers.count;
+  // Of the position's layers, the MoE ones (from first_dense_layers on; none in a dense
+  // model) and the dense ones.
+  const std::uint32_t moe_layers = model.moe_layers_in(layers.first, layers.count);
+  const double nm = moe_layers;
+  const double nd = n - nm;
   const Precision precision = training.precision;
-  add(c, layer_operators(model, training, degrees.tensor), n, device, precision);
+  // Every layer's attention, norms and residuals; the dense MLP on the dense layers, the
+  // router and the experts on the MoE ones.
+  add(c, detail::attention_operators(model, training, degrees.tensor), n, device, precision);
+  if (nd > 0 || moe_layers == 0) {
+    add(c, detail::dense_mlp_operators(model, training, degrees.tensor), nd, device, precision);
+  }
+  if (moe_layers > 0) {
+    add(c, detail::moe_mlp_operators(model, training, degrees.tensor, degrees.expert), nm, device,
+        precision);
+  }
+  add(c, detail::residual_operators(model, training, degrees.tensor), n, device, precision);
   const double layer_forward_ns = c.forward_ns;
   double attention_forward_ns = 0;
   for (const OperatorTime& op : c.operators) {
@@ -142,24 +158,70 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   // What W still needs after B: the inputs of the weight GEMMs.
   const double weight_inputs =
       2 * tokens * h * r + 2 * tokens * h / t + 2 * tokens * h * r + 2 * tokens * f / t;
+
+  // A MoE layer keeps the same but for the dense MLP's inside (m T f / t), which becomes:
+  //   4 T r E      the router's fp32 probabilities (its softmax output, as Korthikanti counts
+  //                the attention's), over this rank's tokens;
+  //   2 T k L h    the routed experts' input: the T k tokens dispatched to them, L times
+  //                that on the slowest rank (Transformer::expert_load), gathered over the
+  //                tensor-parallel ranks (Megatron-LM's dispatcher all-gathers them, expert
+  //                tensor parallelism = TP): unsplit, like the dense MLP's input without
+  //                sequence parallelism;
+  //   m T k L f_e / t  the experts' inside, as the dense MLP's with f_e and T k L tokens;
+  //   m T S f_e / t    the shared experts' inside (their input is the MLP input, counted).
+  // With m = 4 (gelu) or 6 (swiglu). W still needs the experts' inputs (2 T k L h and
+  // 2 T k L f_e / t for the down matrices) and the shared experts' down input (2 T S f_e / t).
+  const double inside = model.mlp == Mlp::SwiGlu ? 6 : 4;
+  const double fe = model.expert_hidden();
+  const double routed = tokens * model.top_k * model.expert_load();
+  const double shared = tokens * model.shared_experts;
+  const double moe_sharded =
+      (2 * tokens * h + 4 * tokens * kv + 2 * tokens * h + inside * (routed + shared) * fe) / t +
+      2 * routed * h + 4 * tokens * r * model.experts;
+  const double moe_per_layer = replicated + moe_sharded + (training.flash_attention ? 0.0 : scores);
+  const std::array<double, 3> moe_kept_per_layer = {moe_per_layer, replicated + moe_sharded,
+                                                    2 * tokens * h * r};
+  const double moe_weight_inputs = 2 * tokens * h * r + 2 * tokens * h / t + 2 * tokens * h * r +
+                                   2 * routed * h + 2 * (routed + shared) * fe / t;
+
   double extra = 0;  // kept whatever is recomputed
-  double kept_by_w = n * weight_inputs;
+  double kept_by_w = nd * weight_inputs;
+  if (moe_layers > 0) kept_by_w += nm * moe_weight_inputs;
   if (layers.embedding) extra += tokens * h * r;  // embedding dropout mask
   if (layers.head) {
     // The final norm's input and the fp32 logits the loss keeps (4 bytes each).
     extra += 2 * tokens * h * r + 4 * tokens * model.vocab / t;
     kept_by_w += 2 * tokens * h * r;
   }
-  c.activation = n * per_layer + extra;
+  double activation = nd * per_layer;
+  if (moe_layers > 0) activation += nm * moe_per_layer;
+  c.activation = activation + extra;
   for (std::size_t mode = 0; mode < 3; ++mode) {
-    c.kept_activation[mode] = n * kept_per_layer[mode] + extra;
-    c.recompute_rebuilt[mode] = n > 0 ? per_layer - kept_per_layer[mode] : 0.0;
+    double kept = nd * kept_per_layer[mode];
+    if (moe_layers > 0) kept += nm * moe_kept_per_layer[mode];
+    c.kept_activation[mode] = kept + extra;
+    // One layer at a time: the larger kind of layer the position holds.
+    double rebuilt = nd > 0 ? per_layer - kept_per_layer[mode] : 0.0;
+    if (moe_layers > 0) rebuilt = std::max(rebuilt, moe_per_layer - moe_kept_per_layer[mode]);
+    c.recompute_rebuilt[mode] = rebuilt;
   }
   c.backward_frees = c.activation > 0 ? std::clamp(1 - kept_by_w / c.activation, 0.0, 1.0) : 0;
 
   // Parameters on one tensor-parallel rank: the matrices split, the norms replicated.
   const double norms = 2 * h;
-  c.parameters = n * ((model.layer_parameters() - norms) / t + norms);
+  c.parameters = nd * ((model.layer_parameters() - norms) / t + norms);
+  // A MoE layer's: the attention's and the shared experts' matrices split, the router (h x E,
+  // replicated as Megatron-LM's TopKRouter is) and the norms whole, and the rank's E / EP
+  // routed experts split like the dense MLP.
+  double expert_parameters = 0;  // the routed experts' on this rank
+  if (moe_layers > 0) {
+    const double expert = (model.mlp == Mlp::SwiGlu ? 3 : 2) * h * fe;
+    const double attention = h * (h + 2 * kv) + h * h;
+    expert_parameters = nm * (double(model.experts) / degrees.expert) * expert / t;
+    c.parameters +=
+        nm * ((attention + model.shared_experts * expert) / t + h * model.experts + norms) +
+        expert_parameters;
+  }
   const double table = model.embedding_parameters() / t;  // vocabulary-parallel
   if (layers.embedding) c.parameters += table;
   // The head's matrix, or the tied embedding's copy on the last stage (Megatron keeps both
@@ -173,19 +235,50 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   c.gradient_bytes = 4 * c.parameters;
   c.optimizer_bytes =
       12 * c.parameters / (training.distributed_optimizer ? double(degrees.data) : 1.0);
+  // Expert parameters have data / EP replicas (the expert-data-parallel group), which also
+  // shard their optimizer state (Megatron-LM).
+  const double dp = degrees.data;
+  const double expert_dp = std::max(1.0, dp / degrees.expert);
+  const double dense_parameters = c.parameters - expert_parameters;
+  if (expert_parameters > 0 && training.distributed_optimizer) {
+    c.optimizer_bytes = 12 * (dense_parameters / dp + expert_parameters / expert_dp);
+  }
 
   // Traffic: the activation to the next position, the tensor-parallel all-reduces (two per
-  // layer in F and in B, one for the embedding), the fp32 gradients across replicas.
+  // layer in F and in B, one for the embedding; a MoE layer's all-gather and reduce-scatter
+  // of its tokens over the tensor-parallel ranks move as much), the fp32 gradients across
+  // replicas.
   c.boundary_bytes = 2 * tokens * h * r;
   if (degrees.tensor > 1) {
     c.tp_allreduce_bytes = 2 * tokens * h;
     c.tp_allreduces = 2 * layers.count + (layers.embedding ? 1 : 0);
   }
   c.dp_gradient_bytes = 4 * c.parameters;
+  if (expert_parameters > 0 && degrees.data > 1) {
+    // Dense gradients all-reduce over the data ranks, expert gradients over their data / EP
+    // replicas only. The data-parallel model runs one ring over `data` ranks per chunk
+    // (2 (n - 1) / n x bytes / bandwidth), so the expert bytes are scaled to take their own
+    // ring's time: x ((d/EP - 1) / (d/EP)) / ((d - 1) / d), 0 when each expert shard has a
+    // single replica. (The expert ring's ranks are strided across the data group; its links
+    // are taken to be the data ring's.)
+    const double ring = (dp - 1) / dp;
+    const double expert_ring = (expert_dp - 1) / expert_dp;
+    c.dp_gradient_bytes = 4 * (dense_parameters + expert_parameters * expert_ring / ring);
+  }
+  // Expert parallelism: each MoE layer dispatches this rank's T r tokens to their top_k
+  // experts and combines them back, in 2-byte activations (DeepSeek-V3 report, section 3.2.2;
+  // Megatron-LM's all-to-all token dispatcher). Balanced routing: a rank sends T r k h x 2
+  // bytes in each (including the share that stays on it); none with EP 1.
+  if (moe_layers > 0 && degrees.expert > 1) {
+    c.a2a_bytes = 2 * tokens * r * model.top_k * h;
+    c.a2a_per_pass = 2 * moe_layers;
+  }
   // Adam reads and writes master weights and moments (24 bytes), reads the gradient (4) and
   // writes the 2-byte weights: 30 bytes per parameter it updates.
-  const double updated =
-      c.parameters / (training.distributed_optimizer ? double(degrees.data) : 1.0);
+  double updated = c.parameters / (training.distributed_optimizer ? double(degrees.data) : 1.0);
+  if (expert_parameters > 0 && training.distributed_optimizer) {
+    updated = dense_parameters / dp + expert_parameters / expert_dp;
+  }
   c.optimizer_ns = 30 * updated / (device.memory_bandwidth * device.efficiency.memory) * 1e9;
   return c;
 }
@@ -203,14 +296,22 @@ std::optional<double> fit_gemm_max(std::span<const Observation> observations, do
 }
 
 double layer_seconds(const Transformer& model, const Training& training, std::uint32_t tp,
-                     const DeviceSpec& device) {
-  double total = 0;
-  for (const Operator& op : layer_operators(model, training, tp)) {
-    for (const Pass pass : {kForward, kBackward, kWeight}) {
-      total += operator_time(op, pass, device, training.precision);
+                     const DeviceSpec& device, std::uint32_t ep) {
+  const auto seconds = [&](const std::vector<Operator>& ops) {
+    double total = 0;
+    for (const Operator& op : ops) {
+      for (const Pass pass : {kForward, kBackward, kWeight}) {
+        total += operator_time(op, pass, device, training.precision);
+      }
     }
-  }
-  return total / 1e9;
+    return total / 1e9;
+  };
+  const double dense = seconds(layer_operators(model, training, tp));
+  if (model.experts == 0 || model.layers == 0) return dense;
+  const double moe = model.moe_layers();
+  return ((model.layers - moe) * dense +
+          moe * seconds(moe_layer_operators(model, training, tp, ep))) /
+         model.layers;
 }
 
 }  // namespace perflow::model

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "detail/dimensions.hpp"
+#include "detail/layer_parts.hpp"
 
 namespace perflow::model {
 namespace {
@@ -27,12 +28,35 @@ Operator memory(std::string_view name, double forward, double backward, double w
                     weight * kActivationBytes}};
 }
 
+// An MLP of `model`'s type (GeLU or SwiGLU) with inner size `f` over `tokens` tokens, its
+// matrices split over `t` ranks (column- then row-parallel).
+struct MlpNames {
+  std::string_view gate_up, swiglu, up, gelu, down;
+};
+
+void append_mlp(std::vector<Operator>& ops, const MlpNames& names, Mlp mlp, double tokens, double h,
+                double f, double t) {
+  if (mlp == Mlp::SwiGlu) {
+    ops.push_back(gemm(names.gate_up, tokens, h, 2 * f / t));
+    ops.push_back(memory(names.swiglu, 3 * tokens * f / t, 5 * tokens * f / t));
+  } else {
+    ops.push_back(gemm(names.up, tokens, h, f / t));
+    ops.push_back(memory(names.gelu, 2 * tokens * f / t, 3 * tokens * f / t));
+  }
+  ops.push_back(gemm(names.down, tokens, f / t, h));
+}
+
+void append(std::vector<Operator>& to, const std::vector<Operator>& ops) {
+  to.insert(to.end(), ops.begin(), ops.end());
+}
+
 }  // namespace
 
-std::vector<Operator> layer_operators(const Transformer& model, const Training& training,
-                                      std::uint32_t tp) {
-  const auto [t, b, s, tokens, h, f, kv, r] = detail::dimensions(model, training, tp);
+namespace detail {
 
+std::vector<Operator> attention_operators(const Transformer& model, const Training& training,
+                                          std::uint32_t tp) {
+  const auto [t, b, s, tokens, h, f, kv, r] = dimensions(model, training, tp);
   std::vector<Operator> ops;
   ops.push_back(gemm("qkv", tokens, h, (h + 2 * kv) / t));
   if (training.flash_attention) {
@@ -53,18 +77,75 @@ std::vector<Operator> layer_operators(const Transformer& model, const Training& 
     ops.push_back(memory("softmax", 3 * probabilities, 4 * probabilities));
   }
   ops.push_back(gemm("projection", tokens, h / t, h));
-  if (model.mlp == Mlp::SwiGlu) {
-    ops.push_back(gemm("mlp_gate_up", tokens, h, 2 * f / t));
-    ops.push_back(memory("swiglu", 3 * tokens * f / t, 5 * tokens * f / t));
-  } else {
-    ops.push_back(gemm("mlp_up", tokens, h, f / t));
-    ops.push_back(memory("gelu", 2 * tokens * f / t, 3 * tokens * f / t));
+  return ops;
+}
+
+std::vector<Operator> dense_mlp_operators(const Transformer& model, const Training& training,
+                                          std::uint32_t tp) {
+  const Dimensions d = dimensions(model, training, tp);
+  std::vector<Operator> ops;
+  append_mlp(ops, {"mlp_gate_up", "swiglu", "mlp_up", "gelu", "mlp_down"}, model.mlp, d.tokens, d.h,
+             d.f, d.t);
+  return ops;
+}
+
+std::vector<Operator> moe_mlp_operators(const Transformer& model, const Training& training,
+                                        std::uint32_t tp, std::uint32_t ep) {
+  const Dimensions d = dimensions(model, training, tp);
+  const double experts = model.experts;
+  const double fe = model.expert_hidden();
+  std::vector<Operator> ops;
+  // The router scores this rank's tokens (T r: split with sequence parallelism) against every
+  // expert; its h x E weight is replicated over the tensor-parallel ranks (Megatron-LM's
+  // TopKRouter).
+  ops.push_back(gemm("router", d.tokens * d.r, d.h, experts));
+  // The routed experts on the slowest rank: each token goes to top_k experts; with EP ranks
+  // each holding E / EP experts, balanced routing brings a rank as many expert tokens as it
+  // sends (T k), the slowest rank `load` times that. Tensor parallelism splits the experts'
+  // matrices like the dense MLP's (expert tensor parallelism = TP), over the gathered tokens.
+  // Each local expert is its own GEMM of T k load EP / E tokens (a grouped GEMM): its
+  // efficiency follows that size.
+  const double routed = d.tokens * model.top_k * model.expert_load();
+  const std::size_t first = ops.size();
+  append_mlp(ops, {"expert_gate_up", "expert_swiglu", "expert_up", "expert_gelu", "expert_down"},
+             model.mlp, routed, d.h, fe, d.t);
+  const double per_expert = experts > 0 ? routed * ep / experts : routed;
+  for (std::size_t i = first; i < ops.size(); ++i) {
+    if (ops[i].kind == OperatorKind::Gemm) ops[i].smallest = std::min(ops[i].smallest, per_expert);
   }
-  ops.push_back(gemm("mlp_down", tokens, f / t, h));
+  // Shared experts: every token, one MLP of inner size S f_e (Megatron-LM's shared expert).
+  if (model.shared_experts > 0) {
+    append_mlp(ops, {"shared_gate_up", "shared_swiglu", "shared_up", "shared_gelu", "shared_down"},
+               model.mlp, d.tokens, d.h, model.shared_experts * fe, d.t);
+  }
+  return ops;
+}
+
+std::vector<Operator> residual_operators(const Transformer& model, const Training& training,
+                                         std::uint32_t tp) {
+  const Dimensions d = dimensions(model, training, tp);
+  const double tokens = d.tokens, h = d.h, r = d.r;
   // Two norms (read and write; backward reads input and gradient, writes one) and two
   // residual additions with dropout (read two, write one; backward passes the gradient).
-  ops.push_back(memory("norms", 2 * 2 * tokens * h * r, 2 * 3 * tokens * h * r));
-  ops.push_back(memory("residual", 2 * 3 * tokens * h * r, 2 * 2 * tokens * h * r));
+  return {memory("norms", 2 * 2 * tokens * h * r, 2 * 3 * tokens * h * r),
+          memory("residual", 2 * 3 * tokens * h * r, 2 * 2 * tokens * h * r)};
+}
+
+}  // namespace detail
+
+std::vector<Operator> layer_operators(const Transformer& model, const Training& training,
+                                      std::uint32_t tp) {
+  std::vector<Operator> ops = detail::attention_operators(model, training, tp);
+  append(ops, detail::dense_mlp_operators(model, training, tp));
+  append(ops, detail::residual_operators(model, training, tp));
+  return ops;
+}
+
+std::vector<Operator> moe_layer_operators(const Transformer& model, const Training& training,
+                                          std::uint32_t tp, std::uint32_t ep) {
+  std::vector<Operator> ops = detail::attention_operators(model, training, tp);
+  append(ops, detail::moe_mlp_operators(model, training, tp, ep));
+  append(ops, detail::residual_operators(model, training, tp));
   return ops;
 }
 

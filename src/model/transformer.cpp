@@ -40,6 +40,26 @@ constexpr Transformer llama(std::uint32_t layers, std::uint32_t hidden, std::uin
           .tied_embeddings = false};
 }
 
+constexpr std::string_view kDeepSeekV3 =
+    "DeepSeek-AI, \"DeepSeek-V3 Technical Report\", arXiv 2412.19437, section 4.2; the released "
+    "config.json (num_hidden_layers 61, first_k_dense_replace 3, intermediate_size 18432, "
+    "moe_intermediate_size 2048, n_routed_experts 256, n_shared_experts 1, "
+    "num_experts_per_tok 8, vocab_size 129280); 4K pre-training sequence. Its multi-head latent "
+    "attention (MLA) is modelled as multi-head attention with 128 heads of h / 128 = 56; the "
+    "multi-token-prediction module is left out";
+
+// 61 layers, the first 3 dense (f 18432), the rest MoE: 256 routed experts of f_e 2048, top 8,
+// and one shared expert.
+constexpr Transformer deepseek_v3() {
+  Transformer m = llama(61, 7168, 18432, 128, 128, 129280, 4096);
+  m.experts = 256;
+  m.top_k = 8;
+  m.expert_ffn_hidden = 2048;
+  m.shared_experts = 1;
+  m.first_dense_layers = 3;
+  return m;
+}
+
 constexpr std::array kPresets = {
     ModelPreset{"gpt3-175b", "GPT-3 175B (96 layers, h 12288)",
                 "Brown et al., \"Language Models are Few-Shot Learners\", NeurIPS 2020, Table "
@@ -75,6 +95,9 @@ constexpr std::array kPresets = {
     ModelPreset{"llama2-13b", "Llama 2 13B", kLlama2, llama(40, 5120, 13824, 40, 40, 32000, 4096)},
     ModelPreset{"llama2-70b", "Llama 2 70B (GQA, 8 KV heads)", kLlama2,
                 llama(80, 8192, 28672, 64, 8, 32000, 4096)},
+    ModelPreset{"deepseek-v3",
+                "DeepSeek-V3 (MoE: 256 routed + 1 shared experts, top 8; MLA as 128-head MHA)",
+                kDeepSeekV3, deepseek_v3()},
 };
 
 }  // namespace
@@ -95,9 +118,29 @@ double Transformer::layer_parameters() const {
   return attention + matrices * h * ffn_hidden + 2 * h;
 }
 
+double Transformer::moe_layer_parameters() const {
+  const double h = hidden;
+  const double kv = double(kv_heads) * head_dim();
+  const double attention = h * (h + 2 * kv) + h * h;
+  const double expert = (mlp == Mlp::SwiGlu ? 3 : 2) * h * expert_hidden();
+  // The router's h x E matrix, E routed and S shared experts, two norms.
+  return attention + h * experts + (double(experts) + shared_experts) * expert + 2 * h;
+}
+
+std::uint32_t Transformer::moe_layers_in(std::uint32_t first, std::uint32_t count) const {
+  if (experts == 0) return 0;
+  const std::uint32_t start = std::max(first, first_dense_layers);
+  return first + count > start ? first + count - start : 0;
+}
+
 double Transformer::parameters() const {
   const double embeddings = tied_embeddings ? 1 : 2;
-  return layers * layer_parameters() + embeddings * embedding_parameters() + hidden;
+  if (experts == 0) {
+    return layers * layer_parameters() + embeddings * embedding_parameters() + hidden;
+  }
+  const std::uint32_t moe = moe_layers();
+  return (layers - moe) * layer_parameters() + moe * moe_layer_parameters() +
+         embeddings * embedding_parameters() + hidden;
 }
 
 double Transformer::forward_flops_per_sample() const {
@@ -107,7 +150,13 @@ double Transformer::forward_flops_per_sample() const {
   const double matrices = mlp == Mlp::SwiGlu ? 3 : 2;
   const double gemm = 2 * s * (h * (h + 2 * kv) + h * h + matrices * h * ffn_hidden);
   const double attention = 4 * s * s * h;
-  return layers * (gemm + attention) + 2 * s * h * vocab;
+  if (experts == 0) return layers * (gemm + attention) + 2 * s * h * vocab;
+  // A MoE layer: the router (h x E) and the top_k routed plus the shared experts per token.
+  const double active = double(top_k) + shared_experts;
+  const double moe_gemm =
+      2 * s * (h * (h + 2 * kv) + h * h + h * experts + active * matrices * h * expert_hidden());
+  const std::uint32_t moe = moe_layers();
+  return (layers - moe) * (gemm + attention) + moe * (moe_gemm + attention) + 2 * s * h * vocab;
 }
 
 std::span<const ModelPreset> model_presets() { return kPresets; }

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "detail/pairs.hpp"
 #include "detail/timeline_panel.hpp"
 #include "perflow/core/atomic_file.hpp"
 #include "perflow/core/huge_page_allocator.hpp"
@@ -28,8 +29,9 @@ namespace perflow::visualizer {
 namespace {
 
 /// The most bytes an event of a task, a flow end or a counter takes: fixed text and numbers
-/// (kind names are short; ids, times and values at most ~25 bytes each).
-constexpr std::size_t kEventBound = 320;
+/// (kind names are short; ids, times and values at most ~25 bytes each; a pair's task also
+/// names its partner, ~60 bytes more).
+constexpr std::size_t kEventBound = 384;
 
 char* put(char* p, std::string_view text) {
   std::memcpy(p, text.data(), text.size());
@@ -37,6 +39,20 @@ char* put(char* p, std::string_view text) {
 }
 
 char* put(char* p, std::uint64_t value) { return std::to_chars(p, p + 24, value).ptr; }
+
+/// A task's label as EventGraph::label writes it ("F3.0", "F3.0@1" with iterations); kind
+/// names need no escaping.
+char* put_label(char* p, const EventGraph& graph, TaskId t) {
+  p = put(p, to_string(graph.kind(t)));
+  p = put(p, std::uint64_t{graph.microbatch(t)});
+  *p++ = '.';
+  p = put(p, std::uint64_t{graph.chunk(t)});
+  if (graph.has_iterations()) {
+    *p++ = '@';
+    p = put(p, std::uint64_t{graph.iteration(t)});
+  }
+  return p;
+}
 
 /// Nanoseconds as microseconds, exactly, with no more decimals than they need: "1315",
 /// "1315.5", "1314.999".
@@ -145,6 +161,9 @@ std::string render_chrome_trace(const EventGraph& graph, const Trace& trace,
     TaskId to;
   };
   std::vector<Flow> flows;
+  // Both tasks of an overlapped pair show the pair's span (the F's), so a flow's ends sit in
+  // the slices as written.
+  const auto span_of = [&](TaskId t) { return detail::shown_span(graph, trace, t); };
   for (std::uint32_t l = 0; l < trace.lane_count(); ++l) {
     for (const TaskId from : trace.events(LaneId{l})) {
       if (lane_of[from.value] != LaneId{l}) continue;  // listed twice: its flows leave once
@@ -186,8 +205,10 @@ std::string render_chrome_trace(const EventGraph& graph, const Trace& trace,
   const std::size_t kind_name = 9;                             // "ALLREDUCE"
   // With iterations: "@<k>" in the name and ,"iteration":<k> in the arguments.
   const bool iterations = graph.has_iterations();
+  // With pairs: ,"paired_with":"<label>" on both tasks of each.
   const std::size_t task_event = 76 + 2 * kind_name + 3 * digits(longest) + 1 + ids + 2 * time +
-                                 (iterations ? 14 + 2 * 10 : 0);
+                                 (iterations ? 14 + 2 * 10 : 0) +
+                                 (graph.has_pairs() ? 20 + kind_name + 2 * digits(longest) : 0);
   const std::size_t flow_events = 52 + 61 + 2 * (ids + digits(flow_count) + time);
   const std::size_t counter_event = 72 + ids + time + 24;
   std::string out;
@@ -221,22 +242,18 @@ std::string render_chrome_trace(const EventGraph& graph, const Trace& trace,
   }
 
   // One complete event per task, lane by lane in execution order: named by its label, its
-  // kind as category, its stage as the one argument. Kind names need no escaping.
+  // kind as category, its stage as the one argument. Both tasks of an overlapped pair get the
+  // pair's span (so a viewer shows both names over it) and name each other ("paired_with").
   for (std::uint32_t l = 0; l < trace.lane_count(); ++l) {
     const std::uint64_t pid = pid_of(graph.lane_info(LaneId{l}).device);
     const std::uint64_t tid = tid_of(LaneId{l});
     for (const TaskId t : trace.events(LaneId{l})) {
+      const TaskId partner = detail::pair_partner(graph, t);
+      const detail::Span span = span_of(t);
       w.event([&](char* p) {
         const std::string_view kind = to_string(graph.kind(t));
         p = put(p, R"({"name":")");
-        p = put(p, kind);
-        p = put(p, std::uint64_t{graph.microbatch(t)});
-        *p++ = '.';
-        p = put(p, std::uint64_t{graph.chunk(t)});
-        if (iterations) {
-          *p++ = '@';
-          p = put(p, std::uint64_t{graph.iteration(t)});
-        }
+        p = put_label(p, graph, t);
         p = put(p, R"(","ph":"X","pid":)");
         p = put(p, pid);
         p = put(p, R"(,"tid":)");
@@ -244,14 +261,19 @@ std::string render_chrome_trace(const EventGraph& graph, const Trace& trace,
         p = put(p, R"(,"cat":")");
         p = put(p, kind);
         p = put(p, R"(","ts":)");
-        p = put_microseconds(p, trace.start_of(t));
+        p = put_microseconds(p, span.start);
         p = put(p, R"(,"dur":)");
-        p = put_microseconds(p, trace.finish_of(t) - trace.start_of(t));
+        p = put_microseconds(p, span.finish - span.start);
         p = put(p, R"(,"args":{"stage":)");
         p = put(p, std::uint64_t{graph.stage(t).value});
         if (iterations) {
           p = put(p, R"(,"iteration":)");
           p = put(p, std::uint64_t{graph.iteration(t)});
+        }
+        if (partner.valid()) {
+          p = put(p, R"(,"paired_with":")");
+          p = put_label(p, graph, partner);
+          *p++ = '"';
         }
         return put(p, "}}");
       });
@@ -264,10 +286,10 @@ std::string render_chrome_trace(const EventGraph& graph, const Trace& trace,
   std::uint64_t id = 0;
   for (const auto& [from, to] : flows) {
     ++id;
-    const TimeNs out_at =
-        std::max(trace.start_of(from), trace.finish_of(from) - 1);  // start if it has no length
-    const TimeNs in_at =
-        trace.finish_of(to) - trace.start_of(to) >= 2 ? trace.start_of(to) + 1 : trace.start_of(to);
+    const detail::Span source = span_of(from);
+    const detail::Span target = span_of(to);
+    const TimeNs out_at = std::max(source.start, source.finish - 1);  // start if it has no length
+    const TimeNs in_at = target.finish - target.start >= 2 ? target.start + 1 : target.start;
     const auto flow_end = [&](char* p, char phase, TaskId task, TimeNs at) {
       p = put(p, R"({"name":"data","ph":")");
       *p++ = phase;

@@ -11,6 +11,7 @@
 #include "detail/cairo_document.hpp"
 #include "detail/draw.hpp"
 #include "detail/legend.hpp"
+#include "detail/pairs.hpp"
 #include "detail/palette.hpp"
 #include "detail/time_axis.hpp"
 #include "detail/timeline_panel.hpp"
@@ -109,6 +110,11 @@ std::string render_comparison(std::span<const ComparedRun> runs, const Compariso
     for (const TimeNs f : run.trace.finish) extent = std::max(extent, f);
   }
   Legend legend(present);
+  if (const auto paired = std::find_if(runs.begin(), runs.end(),
+                                       [](const ComparedRun& r) { return r.graph.has_pairs(); });
+      paired != runs.end()) {
+    legend.add(Swatch::Pair, kPairLegend, pair_backward_kind(paired->graph));
+  }
   if (std::any_of(panels.begin(), panels.end(), [](const auto& p) { return p.aggregates(); })) {
     legend.add(Swatch::Aggregate,
                "boxes under a point wide: per kind, a band as tall as its share of the time");

@@ -4,6 +4,8 @@
 #include <array>
 #include <cmath>
 
+#include "detail/pairs.hpp"
+
 namespace perflow::visualizer::detail {
 namespace {
 
@@ -45,15 +47,26 @@ struct OpenSpan {
   double widest = 0;  // the widest task's width
 
   void add(double start, double finish, TaskKind kind, Rgb colour) {
-    const double w = finish - start;
-    widest = std::max(widest, w);
+    cover(finish - start, kind, colour);
+    widest = std::max(widest, finish - start);
+    x1 = std::max(x1, finish);
+    ++tasks;
+  }
+  /// An overlapped pair: two tasks, half its time to each kind (as its box is drawn).
+  void add_pair(double start, double finish, TaskKind kind, Rgb colour, TaskKind other_kind,
+                Rgb other_colour) {
+    cover((finish - start) / 2, kind, colour);
+    cover((finish - start) / 2, other_kind, other_colour);
+    widest = std::max(widest, finish - start);
+    x1 = std::max(x1, finish);
+    tasks += 2;
+  }
+  void cover(double w, TaskKind kind, Rgb colour) {
     const auto k = static_cast<std::size_t>(kind);
     width[k] += w;
     colour_sum[k].r += colour.r * w;
     colour_sum[k].g += colour.g * w;
     colour_sum[k].b += colour.b * w;
-    x1 = std::max(x1, finish);
-    ++tasks;
   }
   void absorb(const OpenSpan& next) {
     for (std::size_t k = 0; k < width.size(); ++k) {
@@ -98,12 +111,18 @@ LaneMarks lane_marks(const EventGraph& graph, const Trace& trace, std::span<cons
   out.marks.reserve(density.aggregate ? 64 : events.size());
   OpenSpan span;  // the run of narrow boxes being gathered, at most max_span long
   OpenSpan run;   // finished spans alike enough to draw as one, not yet drawn
+  const auto colour_of_task = [&](TaskId t) { return colour_of(graph.kind(t), graph.chunk(t)); };
   const auto box = [&](TaskId t, double x0, double x1) {
-    out.marks.push_back({x0, x1, t, colour_of(graph.kind(t), graph.chunk(t)), 1});
+    const TaskId pair = pair_partner(graph, t);
+    if (pair.valid()) {
+      out.marks.push_back({x0, x1, t, colour_of_task(t), 2, 0, 0, pair, colour_of_task(pair)});
+    } else {
+      out.marks.push_back({x0, x1, t, colour_of_task(t), 1});
+    }
   };
   const auto emit_run = [&] {
     if (run.tasks == 0) return;
-    if (run.tasks == 1) {
+    if (run.tasks == 1 || (run.tasks == 2 && pair_partner(graph, run.first).valid())) {
       box(run.first, run.x0, run.x1);
       run = OpenSpan{};
       return;
@@ -134,6 +153,7 @@ LaneMarks lane_marks(const EventGraph& graph, const Trace& trace, std::span<cons
     span = OpenSpan{};
   };
   for (const TaskId t : events) {
+    if (graph.paired(t)) continue;  // drawn in its F's box, which holds the pair's time
     const double x0 = scale.x_of(trace.start_of(t));
     const double x1 = scale.x_of(trace.finish_of(t));
     const bool narrow = density.aggregate && x1 - x0 < density.narrow;
@@ -151,7 +171,12 @@ LaneMarks lane_marks(const EventGraph& graph, const Trace& trace, std::span<cons
       span.x1 = x1;
       span.first = t;
     }
-    span.add(x0, x1, graph.kind(t), colour_of(graph.kind(t), graph.chunk(t)));
+    if (const TaskId pair = pair_partner(graph, t); pair.valid()) {
+      span.add_pair(x0, x1, graph.kind(t), colour_of_task(t), graph.kind(pair),
+                    colour_of_task(pair));
+    } else {
+      span.add(x0, x1, graph.kind(t), colour_of_task(t));
+    }
   }
   end_span();
   emit_run();

@@ -23,6 +23,7 @@ double swatch_width(Swatch swatch, std::uint32_t swatches) {
       return swatches == 1 ? kSwatch : kChunkSwatch * swatches;
     case Swatch::CriticalPath:
     case Swatch::Aggregate:
+    case Swatch::Pair:
       return kSwatch;
     case Swatch::Arrow:
       return 2 * kSwatch;
@@ -64,9 +65,10 @@ Legend::Legend(const KindsPresent& present) {
   }
 }
 
-void Legend::add(Swatch swatch, std::string text) {
+void Legend::add(Swatch swatch, std::string text, TaskKind kind) {
   Entry entry;
   entry.swatch = swatch;
+  entry.kind = kind;
   entry.muted = swatch == Swatch::None;
   entry.text = std::move(text);
   entries_.push_back(std::move(entry));
@@ -143,6 +145,10 @@ void Legend::draw(cairo_t* cr, double x0, double top0) const {
         }
         break;
       }
+      case Swatch::Pair:  // the F over its backward
+        fill_rect(cr, x, top, kSwatch, kSwatch / 2, task_colour(TaskKind::F, 0));
+        fill_rect(cr, x, top + kSwatch / 2, kSwatch, kSwatch / 2, task_colour(entry.kind, 0));
+        break;
       case Swatch::None:
         break;
     }

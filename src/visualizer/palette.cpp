@@ -1,12 +1,13 @@
 #include "detail/palette.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 
 namespace perflow::visualizer::detail {
 namespace {
 
-// Okabe-Ito, indexed by TaskKind.
+// Okabe-Ito, then lighter and darker variants and one of Paul Tol's, indexed by TaskKind.
 constexpr std::array<Rgb, kTaskKindCount> kKindColour = {
     from_hex(0x0072B2),  // F: blue
     from_hex(0xE69F00),  // B: orange
@@ -20,11 +21,16 @@ constexpr std::array<Rgb, kTaskKindCount> kKindColour = {
     from_hex(0xF0E442),  // R: yellow (recomputation: a forward again, before its backward)
     from_hex(0x6A3D9A),  // D2H: dark purple (to the host)
     from_hex(0xB39BD1),  // H2D: light purple (back from the host)
+    // A2A: Tol's wine. Teals (0x44AA99, 0x117733) sit too near W's bluish green, and under
+    // deuteranopia 0x44AA99 turns into OPT's grey; wine stays >= 23 CIELAB units from every
+    // colour above for normal, protan, deutan and tritan vision, and takes white labels.
+    from_hex(0x882255),
 };
 constexpr std::array<std::string_view, kTaskKindCount> kKindMeaning = {
     "forward",           "backward (input)",          "backward (weight)", "backward (fused B+W)",
     "transfer",          "data-parallel all-reduce",  "optimizer step",    "receive (blocking)",
-    "iteration barrier", "recompute (forward again)", "copy to host",      "copy from host"};
+    "iteration barrier", "recompute (forward again)", "copy to host",      "copy from host",
+    "expert all-to-all"};
 
 double relative_luminance(Rgb c) {
   const auto linear = [](double v) {
@@ -49,11 +55,14 @@ Rgb task_colour(TaskKind kind, std::uint32_t chunk) {
              base.b + (1.0 - base.b) * white};
 }
 
-Rgb label_ink(Rgb background) {
-  const double l = relative_luminance(background);
-  const double with_white = 1.05 / (l + 0.05);
-  const double with_dark = (l + 0.05) / (relative_luminance(kInk) + 0.05);
-  return with_white >= with_dark ? kWhite : kInk;
+Rgb label_ink(Rgb background) { return label_ink(background, background); }
+
+Rgb label_ink(Rgb top, Rgb bottom) {
+  const double ink = relative_luminance(kInk) + 0.05;
+  const double lighter = std::max(relative_luminance(top), relative_luminance(bottom)) + 0.05;
+  const double darker = std::min(relative_luminance(top), relative_luminance(bottom)) + 0.05;
+  // White's worst contrast is on the lighter colour, dark ink's on the darker one.
+  return 1.05 / lighter >= darker / ink ? kWhite : kInk;
 }
 
 void set_colour(cairo_t* cr, Rgb c) { cairo_set_source_rgb(cr, c.r, c.g, c.b); }

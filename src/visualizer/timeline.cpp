@@ -13,6 +13,7 @@
 #include "detail/draw.hpp"
 #include "detail/legend.hpp"
 #include "detail/memory_chart.hpp"
+#include "detail/pairs.hpp"
 #include "detail/palette.hpp"
 #include "detail/time_axis.hpp"
 #include "detail/timeline_panel.hpp"
@@ -80,6 +81,7 @@ Legend make_legend(const EventGraph& graph, const TimelinePanel& panel,
   KindsPresent present;
   present.add(graph);
   Legend legend(present);
+  if (graph.has_pairs()) legend.add(Swatch::Pair, kPairLegend, pair_backward_kind(graph));
   if (options.critical_path) legend.add(Swatch::CriticalPath, "critical path");
   if (options.dependency_arrows) {
     const std::size_t n = panel.cross_device_dependences();

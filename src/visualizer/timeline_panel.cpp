@@ -10,6 +10,7 @@
 
 #include "detail/density.hpp"
 #include "detail/draw.hpp"
+#include "detail/pairs.hpp"
 #include "detail/palette.hpp"
 
 namespace perflow::visualizer::detail {
@@ -118,6 +119,11 @@ void TimelinePanel::draw_rows(cairo_t* cr, const TimeScale& scale, double top) c
     const double h = box_height(row);
     for (const Mark& mark : marks) {
       const double w = std::max(kMinMarkWidth, mark.x1 - mark.x0);
+      if (mark.pair.valid()) {  // an overlapped pair: the F on top, its backward below
+        fill_rect(cr, mark.x0, box_top, w, h / 2, mark.colour);
+        fill_rect(cr, mark.x0, box_top + h / 2, w, h / 2, mark.pair_colour);
+        continue;
+      }
       if (mark.task.valid()) {
         fill_rect(cr, mark.x0, box_top, w, h, mark.colour);
         continue;
@@ -169,10 +175,19 @@ void TimelinePanel::draw_rows(cairo_t* cr, const TimeScale& scale, double top) c
       if (!mark.task.valid()) continue;
       const double w = mark.x1 - mark.x0;
       if (w < narrowest + 2 * kLabelPadding) continue;
-      const std::string label = graph_.label(mark.task);
-      const double label_width = text_width(cr, label);
+      // A pair shows both tasks ("F3.0+BW1.1"), or its F's alone where that is all that fits.
+      std::string label = graph_.label(mark.task);
+      double label_width = text_width(cr, label);
+      if (mark.pair.valid()) {
+        const std::string both = label + "+" + graph_.label(mark.pair);
+        if (const double both_width = text_width(cr, both); w >= both_width + 2 * kLabelPadding) {
+          label = both;
+          label_width = both_width;
+        }
+      }
       if (w < label_width + 2 * kLabelPadding) continue;
-      set_colour(cr, label_ink(mark.colour));
+      set_colour(cr, mark.pair.valid() ? label_ink(mark.colour, mark.pair_colour)
+                                       : label_ink(mark.colour));
       show_text(cr, mark.x0 + (w - label_width) / 2, baseline, label);
     }
   }
@@ -196,9 +211,9 @@ void TimelinePanel::draw_critical_path(cairo_t* cr, const TimeScale& scale, doub
   const auto drawn = [&](TaskId t) {
     return t.value < row_of.size() && row_of[t.value] < rows_.size();
   };
-  // Outlines around the boxes on the path.
+  // Outlines around the boxes on the path (a paired backward is inside its F's box).
   for (const TaskId t : path) {
-    if (!drawn(t)) continue;
+    if (!drawn(t) || graph_.paired(t)) continue;
     const LaneRow& row = rows_[row_of[t.value]];
     const double x0 = scale.x_of(trace_.start_of(t));
     const double w = std::max(kMinMarkWidth, scale.x_of(trace_.finish_of(t)) - x0);
@@ -235,7 +250,8 @@ void TimelinePanel::draw_arrows(cairo_t* cr, const TimeScale& scale, double top)
     const bool down = b > a;
     const double x0 = scale.x_of(trace_.finish_of(dep.from));
     const double y0 = top + from.top + box_inset(from) + (down ? box_height(from) : 0);
-    const double x1 = scale.x_of(trace_.start_of(dep.to));
+    // Into a paired backward: to where its pair starts, which waits for it.
+    const double x1 = scale.x_of(shown_span(graph_, trace_, dep.to).start);
     const double y1 = top + to.top + box_inset(to) + (down ? 0 : box_height(to));
     const double length = std::hypot(x1 - x0, y1 - y0);
     if (length < 1e-9) continue;

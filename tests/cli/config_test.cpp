@@ -896,3 +896,107 @@ TEST(ModelConfig, ErrorsNameThePointer) {
 
 }  // namespace
 }  // namespace perflow::cli
+
+namespace perflow::cli {
+namespace {
+
+// model_config() with experts: 8 routed (top 2) of f_e 512 and a shared one in the last 6 of
+// its 8 layers, over 4 expert-parallel ranks taken from the 4 data-parallel replicas.
+nlohmann::json moe_config() {
+  auto doc = model_config();
+  doc["model"]["experts"] = 8;
+  doc["model"]["top_k"] = 2;
+  doc["model"]["expert_ffn_hidden"] = 512;
+  doc["model"]["shared_experts"] = 1;
+  doc["model"]["moe_layers"] = 6;
+  doc["parallelism"]["expert_parallel"] = 4;
+  return doc;
+}
+
+TEST(ModelConfig, MixtureOfExpertsReachesTheDerivation) {
+  const Config c = parse_config(moe_config(), "cfg.json");
+  const model::Transformer& m = c.model->transformer;
+  EXPECT_EQ(m.experts, 8u);
+  EXPECT_EQ(m.first_dense_layers, 2u);  // 8 layers - 6 MoE layers
+  EXPECT_EQ(m.expert_load(), 1);
+  const auto& positions = c.model->positions;
+  ASSERT_EQ(positions.size(), 4u);
+  // Position 0 holds the dense layers 0-1, position 1 the MoE layers 2-4.
+  EXPECT_EQ(positions[0].a2a_per_pass, 0u);
+  EXPECT_EQ(positions[1].a2a_per_pass, 6u);
+  // T = 2 x 512 tokens (no sequence parallelism) x top_k 2 x h 1024 x 2 bytes.
+  EXPECT_EQ(positions[1].a2a_bytes, 2.0 * 1024 * 2 * 1024);
+  const model::PositionCosts expected =
+      model::derive_position(m, c.model->training, {.tensor = 2, .data = 4, .expert = 4},
+                             model::find_device_preset("h100-sxm")->spec, positions[1].layers);
+  EXPECT_EQ(positions[1].parameters, expected.parameters);
+  EXPECT_EQ(positions[1].dp_gradient_bytes, expected.dp_gradient_bytes);
+  EXPECT_EQ(positions[1].forward_ns, expected.forward_ns);
+
+  // first_dense_layers says the same; a MoE preset made dense keeps no expert field.
+  auto doc = moe_config();
+  doc["model"].erase("moe_layers");
+  doc["model"]["first_dense_layers"] = 2;
+  EXPECT_EQ(parse_config(doc, "cfg.json").model->transformer.first_dense_layers, 2u);
+  doc = model_config();
+  doc["model"]["preset"] = "deepseek-v3";
+  doc["model"]["experts"] = 0;
+  const model::Transformer dense = parse_config(doc, "cfg.json").model->transformer;
+  EXPECT_EQ(dense.top_k, 0u);
+  EXPECT_EQ(dense.first_dense_layers, 0u);
+  EXPECT_EQ(dense.moe_layers(), 0u);
+}
+
+TEST(ModelConfig, MixtureOfExpertsErrorsNameThePointer) {
+  const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> cases = {
+      {[](auto& d) {
+         d["model"].erase("experts");
+         d["parallelism"].erase("expert_parallel");
+       },
+       "cfg.json:/model/top_k: top_k describes MoE layers: give /model/experts (routed experts "
+       "per MoE layer) too"},
+      {[](auto& d) { d["model"].erase("top_k"); },
+       "cfg.json:/model: missing required key 'top_k' (routed experts per token) with experts"},
+      {[](auto& d) { d["model"]["top_k"] = 9; },
+       "cfg.json:/model/top_k: top_k 9 is more than the 8 experts"},
+      {[](auto& d) { d["model"]["top_k"] = 0; },
+       "cfg.json:/model/top_k: expected an integer in [1, 1024], got 0"},
+      {[](auto& d) {
+         d["model"].erase("moe_layers");
+         d["model"]["first_dense_layers"] = 9;
+       },
+       "cfg.json:/model/first_dense_layers: first_dense_layers 9 is more than layers 8"},
+      {[](auto& d) { d["model"]["moe_layers"] = 9; },
+       "cfg.json:/model/moe_layers: moe_layers 9 is more than layers 8"},
+      {[](auto& d) { d["model"]["first_dense_layers"] = 3; },
+       "cfg.json:/model/moe_layers: first_dense_layers 3 + moe_layers 6 is not layers 8: give "
+       "one of them"},
+      {[](auto& d) { d["model"]["capacity_factor"] = 0.5; },
+       "cfg.json:/model/capacity_factor: expected a number in [1, 1000], got 0.5"},
+      {[](auto& d) {
+         d["model"]["capacity_factor"] = 1.25;
+         d["model"]["expert_imbalance"] = 1.5;
+       },
+       "cfg.json:/model/expert_imbalance: capacity_factor pads every expert to its capacity, "
+       "which sets the slowest expert's load; expert_imbalance does not apply: give one of them"},
+      {[](auto& d) { d["parallelism"]["expert_parallel"] = 3; },
+       "cfg.json:/parallelism/expert_parallel: 3 expert-parallel ranks do not split the 8 "
+       "experts of /model"},
+      {[](auto& d) { d["parallelism"]["expert_parallel"] = 8; },
+       "cfg.json:/parallelism/expert_parallel: expert-parallel ranks come from the "
+       "data-parallel replicas: data_parallel 4 is not a multiple of expert_parallel 8"},
+  };
+  for (const auto& [edit, message] : cases) {
+    auto doc = moe_config();
+    edit(doc);
+    const std::string error = error_of(doc);
+    EXPECT_EQ(error.substr(0, message.size()), message) << error;
+  }
+  // Expert parallelism without experts is no error here: all-to-all costs may come by hand.
+  auto dense = model_config();
+  dense["parallelism"]["expert_parallel"] = 2;
+  EXPECT_NO_THROW((void)parse_config(dense, "cfg.json"));
+}
+
+}  // namespace
+}  // namespace perflow::cli

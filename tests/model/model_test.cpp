@@ -1,4 +1,5 @@
 #include <cmath>
+#include <string_view>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -273,6 +274,223 @@ TEST(Split, FastestGivesTheFasterDeviceMore) {
   const std::vector<std::uint32_t> v_devices = {0, 1, 1, 0};
   const auto vs = fastest_split(10, v, v_devices, 2);
   EXPECT_EQ(vs[0].count + vs[3].count + 2, vs[1].count + vs[2].count);
+}
+
+// A small MoE shape for hand computation: h = 8, multi-head (2 heads of 4, so K and V are 8
+// wide), SwiGLU (3 matrices), dense f = 32, 4 layers of which the first 2 are dense, E = 4
+// routed experts, top_k 2, f_e = 16, S = 1 shared expert, V = 100 (untied), s = 4.
+Transformer small_moe() {
+  return {.layers = 4,
+          .hidden = 8,
+          .ffn_hidden = 32,
+          .heads = 2,
+          .kv_heads = 2,
+          .vocab = 100,
+          .sequence = 4,
+          .mlp = Mlp::SwiGlu,
+          .experts = 4,
+          .top_k = 2,
+          .expert_ffn_hidden = 16,
+          .shared_experts = 1,
+          .first_dense_layers = 2};
+}
+
+const OperatorTime& op_named(const PositionCosts& c, std::string_view name) {
+  for (const OperatorTime& op : c.operators) {
+    if (op.name == name) return op;
+  }
+  ADD_FAILURE() << "no operator " << name;
+  return c.operators.front();
+}
+
+// Attention h (h + 2 x 8) + h^2 = 192 + 64 = 256; a dense layer adds 3 h f = 768 and two
+// norms 16: 1040. A MoE layer adds the router h E = 32, (E + S) experts of 3 h f_e = 384 each
+// (5 x 384 = 1920) and the norms: 256 + 32 + 1920 + 16 = 2224. The model: 2 x 1040 +
+// 2 x 2224 + 2 V h (1600) + the final norm (8) = 8136.
+TEST(MixtureOfExperts, Parameters) {
+  const Transformer m = small_moe();
+  EXPECT_EQ(m.layer_parameters(), 1040);
+  EXPECT_EQ(m.moe_layer_parameters(), 2224);
+  EXPECT_EQ(m.moe_layers(), 2u);
+  EXPECT_EQ(m.moe_layers_in(1, 2), 1u);  // layers 1 (dense) and 2 (MoE)
+  EXPECT_EQ(m.parameters(), 8136);
+}
+
+// Per sample (s = 4): a dense layer 2 s (256 + 768) = 8192 GEMM FLOPs + attention 4 s^2 h =
+// 512, so 8704; a MoE layer 2 s (256 + router 32 + (k + S) 3 h f_e = 3 x 384) = 2 x 4 x 1440 =
+// 11520, + 512 = 12032; the LM head 2 s h V = 6400. 2 x 8704 + 2 x 12032 + 6400 = 47872.
+// The imbalance and the capacity factor do not change model FLOPs.
+TEST(MixtureOfExperts, ForwardFlopsCountTheActiveExperts) {
+  Transformer m = small_moe();
+  EXPECT_EQ(m.forward_flops_per_sample(), 47872);
+  m.expert_imbalance = 2;
+  m.capacity_factor = 1.5;
+  EXPECT_EQ(m.forward_flops_per_sample(), 47872);
+}
+
+// Micro batch 3: T = 12 tokens. The MoE operators of one layer (t = 1): the router 2 T h E =
+// 768; the routed experts over T k = 24 tokens: gate and up 2 x 24 x 8 x 32 = 12288, down
+// 2 x 24 x 16 x 8 = 6144; the shared expert over T = 12: 6144 and 3072.
+TEST(MixtureOfExperts, OperatorsOfAMoeLayer) {
+  const DeviceSpec& h100 = find_device_preset("h100-sxm")->spec;
+  const Training training{.micro_batch_size = 3};
+  const auto c = derive_position(small_moe(), training, {}, h100, {.first = 2, .count = 1});
+  EXPECT_EQ(op_named(c, "router").flops[kForward], 768);
+  EXPECT_EQ(op_named(c, "expert_gate_up").flops[kForward], 12288);
+  EXPECT_EQ(op_named(c, "expert_gate_up").flops[kWeight], 12288);  // B and W as a GEMM's
+  EXPECT_EQ(op_named(c, "expert_down").flops[kBackward], 6144);
+  EXPECT_EQ(op_named(c, "shared_gate_up").flops[kForward], 6144);
+  EXPECT_EQ(op_named(c, "shared_down").flops[kForward], 3072);
+  for (const OperatorTime& op : c.operators) EXPECT_NE(op.name, "mlp_gate_up");
+  // Kept activations: 10 T h = 960 (norm, QKV and MLP inputs, dropout masks), Q K V and the
+  // projection input 8 T h = 768, the experts' input 2 T k h = 384, the routed and shared
+  // experts' inside 6 (T k + T S) f_e = 6 x 36 x 16 = 3456, the router's fp32 probabilities
+  // 4 T E = 192: 5760 (flash attention: no scores).
+  EXPECT_EQ(c.activation, 5760);
+  EXPECT_EQ(c.kept_activation[2], 2 * 12 * 8);  // full recomputation: the layer's input
+  // Parameters on the rank: 2224 (t = 1, EP 1).
+  EXPECT_EQ(c.parameters, 2224);
+}
+
+// 2 bytes x T r x top_k x h per all-to-all: T = 12, k = 2, h = 8: 384 bytes; 2 per MoE
+// layer. With sequence parallelism over t = 2 a rank sends its T / 2 tokens: 192.
+TEST(MixtureOfExperts, AllToAllBytesAndCount) {
+  const DeviceSpec& h100 = find_device_preset("h100-sxm")->spec;
+  const Training training{.micro_batch_size = 3};
+  const Degrees ep2{.data = 2, .expert = 2};
+  const auto moe = derive_position(small_moe(), training, ep2, h100, {.first = 2, .count = 2});
+  EXPECT_EQ(moe.a2a_bytes, 384);
+  EXPECT_EQ(moe.a2a_per_pass, 4u);
+  const auto dense = derive_position(small_moe(), training, ep2, h100, {.first = 0, .count = 1});
+  EXPECT_EQ(dense.a2a_bytes, 0);
+  EXPECT_EQ(dense.a2a_per_pass, 0u);
+  const auto mixed = derive_position(small_moe(), training, ep2, h100, {.first = 1, .count = 2});
+  EXPECT_EQ(mixed.a2a_per_pass, 2u);
+  // Expert degree 1: no all-to-all.
+  const auto ep1 = derive_position(small_moe(), training, {}, h100, {.first = 2, .count = 2});
+  EXPECT_EQ(ep1.a2a_per_pass, 0u);
+  EXPECT_EQ(ep1.a2a_bytes, 0);
+  Training sp = training;
+  sp.sequence_parallel = true;
+  const auto split = derive_position(small_moe(), sp, {.tensor = 2, .data = 2, .expert = 2}, h100,
+                                     {.first = 2, .count = 2});
+  EXPECT_EQ(split.a2a_bytes, 192);
+}
+
+// The slowest expert rank with twice the balanced tokens takes twice the routed experts'
+// time (their smallest GEMM dimension stays h = 8, so the same efficiency) and leaves the
+// attention, the router and the shared expert as they were.
+TEST(MixtureOfExperts, ImbalanceDoublesTheRoutedExperts) {
+  const DeviceSpec& h100 = find_device_preset("h100-sxm")->spec;
+  const Training training{.micro_batch_size = 3};
+  const Degrees degrees{.data = 4, .expert = 4};
+  const LayerRange moe{.first = 2, .count = 2};
+  Transformer skewed = small_moe();
+  skewed.expert_imbalance = 2;
+  const auto balanced = derive_position(small_moe(), training, degrees, h100, moe);
+  const auto slow = derive_position(skewed, training, degrees, h100, moe);
+  for (const Pass pass : {kForward, kBackward, kWeight}) {
+    for (std::string_view name : {"expert_gate_up", "expert_swiglu", "expert_down"}) {
+      EXPECT_DOUBLE_EQ(op_named(slow, name).seconds[pass],
+                       2 * op_named(balanced, name).seconds[pass])
+          << name;
+    }
+    for (std::string_view name : {"qkv", "attention", "projection", "router", "shared_gate_up"}) {
+      EXPECT_EQ(op_named(slow, name).seconds[pass], op_named(balanced, name).seconds[pass]) << name;
+    }
+  }
+  EXPECT_GT(slow.forward_ns, balanced.forward_ns);
+  EXPECT_EQ(slow.a2a_bytes, balanced.a2a_bytes);  // a rank sends its own tokens either way
+  // A capacity factor pads every expert to it: the same load as that imbalance.
+  Transformer padded = small_moe();
+  padded.capacity_factor = 2;
+  EXPECT_EQ(derive_position(padded, training, degrees, h100, moe).forward_ns, slow.forward_ns);
+}
+
+// EP 4 keeps E / 4 = 1 routed expert per rank: per MoE layer 3 x 384 = 1152 fewer parameters
+// (2224 -> 1072), and the same expert FLOPs (a rank computes as many expert tokens as it
+// sends).
+TEST(MixtureOfExperts, ExpertParallelismDividesTheParametersNotTheFlops) {
+  const DeviceSpec& h100 = find_device_preset("h100-sxm")->spec;
+  const Training training{.micro_batch_size = 3};
+  const LayerRange moe{.first = 2, .count = 2};
+  const auto one = derive_position(small_moe(), training, {.data = 8}, h100, moe);
+  const auto four = derive_position(small_moe(), training, {.data = 8, .expert = 4}, h100, moe);
+  EXPECT_EQ(one.parameters, 2 * 2224);
+  EXPECT_EQ(four.parameters, 2 * 1072);
+  EXPECT_EQ(four.weight_bytes, 2 * four.parameters);
+  for (std::string_view name : {"expert_gate_up", "expert_down"}) {
+    for (const Pass pass : {kForward, kBackward, kWeight}) {
+      EXPECT_EQ(op_named(four, name).flops[pass], op_named(one, name).flops[pass]);
+    }
+  }
+  // Gradients: the dense 2 x (256 + 32 + 384 + 16) = 1376 reduce over 8 replicas, the 2 x 384
+  // = 768 expert ones over 8 / 4 = 2: scaled by (1/2) / (7/8) = 4/7 for the one ring of 8.
+  EXPECT_DOUBLE_EQ(four.dp_gradient_bytes, 4 * (1376 + 768 * 4.0 / 7));
+  EXPECT_DOUBLE_EQ(one.dp_gradient_bytes, 4 * one.parameters);
+  // EP = data: one replica of each expert shard, nothing to reduce.
+  const auto all = derive_position(small_moe(), training, {.data = 4, .expert = 4}, h100, moe);
+  EXPECT_DOUBLE_EQ(all.dp_gradient_bytes, 4 * 1376);
+  // The distributed optimizer shards the expert state over their 2 replicas.
+  Training sharded = training;
+  sharded.distributed_optimizer = true;
+  EXPECT_DOUBLE_EQ(
+      derive_position(small_moe(), sharded, {.data = 8, .expert = 4}, h100, moe).optimizer_bytes,
+      12 * (1376 / 8.0 + 768 / 2.0));
+}
+
+// experts = 0 is the dense model, whatever the other expert fields say.
+TEST(MixtureOfExperts, NoExpertsIsTheDenseModel) {
+  const DeviceSpec& h100 = find_device_preset("h100-sxm")->spec;
+  Transformer dense = small_moe();
+  dense.experts = 0;
+  dense.top_k = 0;
+  dense.expert_ffn_hidden = 0;
+  dense.shared_experts = 0;
+  dense.first_dense_layers = 0;
+  Transformer zero = small_moe();
+  zero.experts = 0;
+  EXPECT_EQ(zero.parameters(), dense.parameters());
+  EXPECT_EQ(zero.parameters(), 4 * 1040 + 1600 + 8);
+  EXPECT_EQ(zero.forward_flops_per_sample(), dense.forward_flops_per_sample());
+  const Training training{.micro_batch_size = 3, .distributed_optimizer = true};
+  for (const LayerRange range : {LayerRange{.first = 0, .count = 4, .embedding = true},
+                                 LayerRange{.first = 2, .count = 2, .head = true}}) {
+    const auto a =
+        derive_position(zero, training, {.tensor = 2, .data = 4, .expert = 4}, h100, range);
+    const auto b = derive_position(dense, training, {.tensor = 2, .data = 4}, h100, range);
+    EXPECT_EQ(a.forward_ns, b.forward_ns);
+    EXPECT_EQ(a.backward_ns, b.backward_ns);
+    EXPECT_EQ(a.weight_ns, b.weight_ns);
+    EXPECT_EQ(a.activation, b.activation);
+    EXPECT_EQ(a.kept_activation, b.kept_activation);
+    EXPECT_EQ(a.recompute_rebuilt, b.recompute_rebuilt);
+    EXPECT_EQ(a.backward_frees, b.backward_frees);
+    EXPECT_EQ(a.static_memory(), b.static_memory());
+    EXPECT_EQ(a.dp_gradient_bytes, b.dp_gradient_bytes);
+    EXPECT_EQ(a.optimizer_ns, b.optimizer_ns);
+    EXPECT_EQ(a.a2a_per_pass, 0u);
+    ASSERT_EQ(a.operators.size(), b.operators.size());
+    for (std::size_t i = 0; i < a.operators.size(); ++i) {
+      EXPECT_EQ(a.operators[i].name, b.operators[i].name);
+      EXPECT_EQ(a.operators[i].seconds, b.operators[i].seconds);
+    }
+  }
+  EXPECT_EQ(layer_seconds(zero, training, 2, h100, 4), layer_seconds(dense, training, 2, h100));
+}
+
+// DeepSeek-V3: 3 dense layers (4h^2 + 3 h 18432 + 2h = 601,896,960), 58 MoE layers
+// (4h^2 + 256 h + 257 x 3 h 2048 + 2h = 11,525,699,584), the untied 129280 x 7168 embedding
+// and head, the final norm: 672,149,632,000. The report's 671B has MLA's attention weights
+// (187,107,328 per layer from the config's ranks instead of 4h^2 = 205,520,896): 671.03B.
+TEST(MixtureOfExperts, DeepSeekV3Preset) {
+  const ModelPreset* preset = find_model_preset("deepseek-v3");
+  ASSERT_NE(preset, nullptr);
+  const Transformer& m = preset->model;
+  EXPECT_EQ(m.layer_parameters(), 601'896'960.0);
+  EXPECT_EQ(m.moe_layer_parameters(), 11'525'699'584.0);
+  EXPECT_EQ(m.moe_layers(), 58u);
+  EXPECT_EQ(m.parameters(), 672'149'632'000.0);
 }
 
 }  // namespace

@@ -283,6 +283,66 @@ TEST(ChromeTrace, CompactEvents) {
   EXPECT_EQ(text.find(' ', text.find("traceEvents")), text.find("dev 0") + 3);  // no spaces
 }
 
+// DualPipe's overlapped F&B: on device 0, F1.0 holds the pair's 2500 ns and BW0.0 (paired,
+// no time of its own) follows it; device 1 runs F0.0 and BW0.0 before the pair can start.
+TEST(ChromeTrace, OverlappedPairShowsBothTasksOverThePair) {
+  EventGraphBuilder builder(2);
+  const auto add = [&](TaskKind kind, std::uint32_t device, std::uint32_t microbatch,
+                       TimeNs duration, bool paired = false) {
+    TaskSpec spec{kind, DeviceId{device}, StageId{device}, microbatch, 0, duration};
+    spec.paired = paired;
+    const TaskId id = builder.add_task(spec);
+    builder.append_to_program(id);
+    return id;
+  };
+  const TaskId f0 = add(TaskKind::F, 0, 0, 1000);
+  const TaskId f1 = add(TaskKind::F, 0, 1, 2500);
+  const TaskId b0 = add(TaskKind::BW, 0, 0, 0, true);
+  const TaskId g0 = add(TaskKind::F, 1, 0, 1000);
+  const TaskId c0 = add(TaskKind::BW, 1, 0, 2000);
+  builder.add_dependence(f0, g0);
+  builder.add_dependence(g0, c0);
+  builder.add_dependence(c0, b0);
+  builder.add_dependence(c0, f1);
+  builder.add_dependence(f0, b0);
+  const EventGraph graph = std::move(builder).freeze();
+  const Trace trace = simulator::simulate(graph).trace;
+  ASSERT_EQ(trace.start_of(b0), 6500);
+  ASSERT_EQ(trace.finish_of(b0), 6500);
+  const std::string text = render_chrome_trace(graph, trace);
+
+  // Both over the pair's 4-6.5 us, each naming the other; the rest as without pairs.
+  EXPECT_NE(text.find("\n"
+                      R"({"name":"F0.0","ph":"X","pid":1,"tid":1,"cat":"F","ts":0,"dur":1,)"
+                      R"("args":{"stage":0}},)"
+                      "\n"
+                      R"({"name":"F1.0","ph":"X","pid":1,"tid":1,"cat":"F","ts":4,"dur":2.5,)"
+                      R"("args":{"stage":0,"paired_with":"BW0.0"}},)"
+                      "\n"
+                      R"({"name":"BW0.0","ph":"X","pid":1,"tid":1,"cat":"BW","ts":4,"dur":2.5,)"
+                      R"("args":{"stage":0,"paired_with":"F1.0"}},)"
+                      "\n"
+                      R"({"name":"F0.0","ph":"X","pid":2,"tid":2,"cat":"F","ts":1,"dur":1,)"
+                      R"("args":{"stage":1}},)"
+                      "\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(count(text, "paired_with"), 2u);
+  // The gradient's flow into BW0.0 ends inside the pair's slices, not at their end.
+  EXPECT_NE(text.find("\n"
+                      R"({"name":"data","ph":"f","pid":1,"tid":1,"id":2,"bp":"e","ts":4.001},)"
+                      "\n"),
+            std::string::npos)
+      << text;
+  const json doc = json::parse(text);  // valid JSON
+  EXPECT_TRUE(doc.at("traceEvents").is_array());
+
+  // Without pairs nothing names a partner.
+  const Simulated plain = run_schedule("1f1b", 2, 2);
+  EXPECT_EQ(render_chrome_trace(plain.graph, plain.result.trace).find("paired_with"),
+            std::string::npos);
+}
+
 TEST(ChromeTrace, DeterministicAndEscaped) {
   const Simulated run = run_schedule("1f1b", 2, 2);
   const std::vector<std::string> labels = {"A\"100\n\\", "\xff"};  // quote, newline, bad UTF-8

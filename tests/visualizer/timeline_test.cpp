@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cstddef>
 #include <filesystem>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -234,6 +236,163 @@ TEST(Timeline, DeviceLabelsFollowTheDeviceNames) {
   // Fewer labels than devices, or empty ones, are fine.
   options.device_labels = {"", "A100"};
   EXPECT_EQ(count(run.svg(options), "<use "), count(plain, "<use ") + 4);
+}
+
+TEST(Timeline, AllToAllHasItsOwnColourAndLegendEntry) {
+  constexpr std::string_view kAllToAll = "rgb(53.333333%,13.333333%,33.333333%)";  // #882255
+  const Simulated run =
+      run_program({task(TaskKind::A2A, 0, 0, 1000), task(TaskKind::F, 0, 0, 1000)});
+  const std::string svg = run.svg();
+  EXPECT_EQ(fills_of(svg, kAllToAll), 1u + 1u);  // the box and its legend swatch
+  EXPECT_EQ(fills_of(run_program({task(TaskKind::F, 0, 0, 2000)}).svg(), kAllToAll), 0u);
+}
+
+// ---------------------------------------------------------------------------------------
+// Overlapped forward-backward pairs
+
+/// Two devices; device 0 runs F0.0, then F1.0 overlapped with BW0.0 (DualPipe's F&B: F1.0
+/// holds the pair's 2500 ns, BW0.0 is paired and takes none); device 1 runs F0.0 and BW0.0.
+/// As overlap_pairs builds it, the pair waits for the backward's gradient too.
+Simulated run_with_pair(bool paired = true) {
+  EventGraphBuilder builder(2);
+  const auto add = [&](TaskKind kind, std::uint32_t device, std::uint32_t microbatch,
+                       TimeNs duration, bool second = false) {
+    TaskSpec spec{kind, DeviceId{device}, StageId{device}, microbatch, 0, duration};
+    spec.paired = second;
+    const TaskId id = builder.add_task(spec);
+    builder.append_to_program(id);
+    return id;
+  };
+  const TaskId f0 = add(TaskKind::F, 0, 0, 1000);
+  const TaskId f1 = add(TaskKind::F, 0, 1, 2500);
+  const TaskId b0 = add(TaskKind::BW, 0, 0, 0, paired);
+  const TaskId g0 = add(TaskKind::F, 1, 0, 1000);
+  const TaskId c0 = add(TaskKind::BW, 1, 0, 2000);
+  builder.add_dependence(f0, g0);
+  builder.add_dependence(g0, c0);
+  builder.add_dependence(c0, b0);
+  builder.add_dependence(c0, f1);
+  builder.add_dependence(f0, b0);
+  Simulated run{std::move(builder).freeze(), {}};
+  run.result = simulator::simulate(run.graph);
+  return run;
+}
+
+/// The glyphs (`<use>` elements: their glyph ids and fills) whose origin is inside `box`,
+/// left to right: a box's label.
+struct Glyphs {
+  std::vector<std::string> ids;
+  std::vector<std::string> fills;
+};
+Glyphs glyphs_in(const std::string& svg, const Box& box) {
+  Glyphs glyphs;
+  std::vector<std::tuple<double, std::string, std::string>> found;  // x, id, fill
+  std::istringstream lines(svg);
+  std::string fill;  // the fill of the enclosing <g>
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with("<g style=\"fill:")) fill = line.substr(15, line.find(';') - 15);
+    const std::size_t use = line.find("<use xlink:href=\"#");
+    if (use == std::string::npos) continue;
+    const std::size_t id = use + 18;
+    const std::size_t x = line.find(" x=\"", id);
+    const std::size_t y = line.find(" y=\"", id);
+    const double gx = std::stod(line.substr(x + 4));
+    const double gy = std::stod(line.substr(y + 4));
+    if (gx < box.x0 || gx > box.x1 || gy < box.y0 || gy > box.y1) continue;
+    found.emplace_back(gx, line.substr(id, line.find('"', id) - id), fill);
+  }
+  std::sort(found.begin(), found.end());
+  for (const auto& [x, id, ink] : found) {
+    glyphs.ids.push_back(id);
+    glyphs.fills.push_back(ink);
+  }
+  return glyphs;
+}
+
+TEST(Timeline, OverlappedPairIsOneBoxInTwoColours) {
+  const Simulated run = run_with_pair();
+  ASSERT_EQ(run.result.trace.start_of(TaskId{1}), 4000);  // F1.0: after device 1's BW0.0
+  ASSERT_EQ(run.result.trace.finish_of(TaskId{1}), 6500);
+  ASSERT_EQ(run.result.trace.start_of(TaskId{2}), 6500);  // BW0.0: no time of its own
+  ASSERT_EQ(run.result.trace.finish_of(TaskId{2}), 6500);
+  const std::string svg = run.svg();
+
+  // F: legend swatch, the pair legend's top, F0.0 on dev 0, the pair's top, F0.0 on dev 1.
+  // BW: legend swatch, the pair legend's bottom, the pair's bottom, BW0.0 on dev 1; no box
+  // for the paired BW0.0 on its own.
+  const auto forward = boxes_of(svg, kForward);
+  const auto fused = boxes_of(svg, kFused);
+  ASSERT_EQ(forward.size(), 5u);
+  ASSERT_EQ(fused.size(), 4u);
+  const Box& f00 = forward[2];
+  const Box& top = forward[3];
+  const Box& bottom = fused[2];
+  // The pair spans F1.0's 4000-6500 ns on a scale where F0.0 spans 0-1000 ns.
+  const double per_us = f00.x1 - f00.x0;
+  EXPECT_NEAR(top.x0, f00.x0 + 4 * per_us, 0.01);  // cairo rounds to 1/256 pt
+  EXPECT_NEAR(top.x1, f00.x0 + 6.5 * per_us, 0.01);
+  EXPECT_EQ(bottom.x0, top.x0);
+  EXPECT_EQ(bottom.x1, top.x1);
+  // Halves of a compute row's 22 pt box: the F on top, the backward below.
+  EXPECT_EQ(top.y0, f00.y0);
+  EXPECT_EQ(top.y1 - top.y0, 11.0);
+  EXPECT_EQ(bottom.y0, top.y1);
+  EXPECT_EQ(bottom.y1, f00.y1);
+  // Legend swatches: F, BW, then the pair's, F over BW.
+  EXPECT_EQ(forward[1].x0, fused[1].x0);
+  EXPECT_EQ(forward[1].y1, fused[1].y0);
+
+  // The label is "F1.0+BW0.0": its "BW0.0" is dev 1's BW0.0 label glyph for glyph, and
+  // its "F", "." and "0" are F0.0's. Dark ink: the better of white and dark on both halves.
+  const Glyphs pair = glyphs_in(svg, {top.x0, top.y0, top.x1, bottom.y1});
+  const Glyphs f = glyphs_in(svg, f00);
+  const Glyphs bw = glyphs_in(svg, fused[3]);
+  ASSERT_EQ(pair.ids.size(), 10u);
+  ASSERT_EQ(f.ids.size(), 4u);
+  ASSERT_EQ(bw.ids.size(), 5u);
+  EXPECT_EQ(std::vector<std::string>(pair.ids.begin() + 5, pair.ids.end()), bw.ids);
+  EXPECT_EQ(pair.ids[0], f.ids[0]);
+  EXPECT_EQ(pair.ids[2], f.ids[2]);
+  EXPECT_EQ(pair.ids[3], f.ids[3]);
+  EXPECT_NE(pair.ids[1], f.ids[1]);     // "1", not "0"
+  EXPECT_NE(pair.ids[4], pair.ids[2]);  // "+"
+  for (const std::string& fill : pair.fills)
+    EXPECT_EQ(fill, "rgb(10.196078%,10.196078%,10.196078%)");
+  for (const std::string& fill : f.fills) EXPECT_EQ(fill, "rgb(100%,100%,100%)");
+
+  // Unpaired, the same tasks draw the zero-length BW0.0 as its own sliver, after an F box
+  // labelled "F1.0" only.
+  const std::string unpaired = run_with_pair(false).svg();
+  const auto alone = boxes_of(unpaired, kFused);
+  ASSERT_EQ(alone.size(), 3u);  // swatch, BW0.0 on dev 0 (a sliver), BW0.0 on dev 1
+  EXPECT_NEAR(alone[1].x0, top.x1, 0.01);
+  EXPECT_NEAR(alone[1].x1 - alone[1].x0, 0.35, 0.01);
+  EXPECT_EQ(glyphs_in(unpaired, boxes_of(unpaired, kForward)[2]).ids.size(), 4u);
+
+  // The PNG draws the same halves.
+  TimelineOptions options;
+  options.png_scale = 2;
+  const Pixels png = decode_png(run.render(ImageFormat::Png, options));
+  EXPECT_EQ(png.at((top.x0 + 1.5) * 2, (top.y0 + 1.5) * 2), 0x0072B2u);
+  EXPECT_EQ(png.at((bottom.x0 + 1.5) * 2, (bottom.y1 - 1.5) * 2), 0xCC79A7u);
+}
+
+TEST(Timeline, PairLabelFallsBackToItsForward) {
+  // Narrow enough that "F1.0+BW0.0" does not fit but "F1.0" does: the pair shows what the
+  // same F shows unpaired.
+  TimelineOptions options;
+  options.width = 200;
+  const std::string svg = run_with_pair().svg(options);
+  const auto forward = boxes_of(svg, kForward);
+  ASSERT_EQ(forward.size(), 5u);
+  const Box& top = forward[3];
+  const Box& bottom = boxes_of(svg, kFused)[2];
+  const Glyphs pair = glyphs_in(svg, {top.x0, top.y0, top.x1, bottom.y1});
+  const std::string unpaired = run_with_pair(false).svg(options);
+  const Glyphs alone = glyphs_in(unpaired, boxes_of(unpaired, kForward)[2]);
+  EXPECT_EQ(pair.ids.size(), 4u) << top.x1 - top.x0;
+  EXPECT_EQ(alone.ids.size(), 4u);
+  EXPECT_NE(pair.ids[2], pair.ids[3]);  // ".", "0"
 }
 
 // ---------------------------------------------------------------------------------------

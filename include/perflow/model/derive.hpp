@@ -71,8 +71,17 @@ struct PositionCosts {
   double boundary_bytes = 0;   ///< the activation sent to the next position
   double tp_allreduce_bytes = 0;
   std::uint32_t tp_allreduces = 0;  ///< in each F and each B
-  double dp_gradient_bytes = 0;     ///< all-reduced across data parallel replicas
-  double optimizer_ns = 0;          ///< the Adam step of this position's parameters
+  /// All-reduced across data parallel replicas; with expert parallelism the expert
+  /// parameters' share is scaled so that one ring over `data` ranks takes as long as theirs
+  /// over data / expert ranks (derive.cpp).
+  double dp_gradient_bytes = 0;
+  /// Bytes one rank sends in one expert-parallel all-to-all (a dispatch or a combine) of one
+  /// microbatch: its T r tokens x top_k x h x 2 bytes; 0 when the position has none.
+  double a2a_bytes = 0;
+  /// All-to-alls in each F (and each backward): a dispatch and a combine per MoE layer the
+  /// position holds; 0 for a dense model or an expert degree of 1.
+  std::uint32_t a2a_per_pass = 0;
+  double optimizer_ns = 0;  ///< the Adam step of this position's parameters
   std::vector<OperatorTime> operators;
 
   [[nodiscard]] double static_memory() const {
@@ -84,6 +93,10 @@ struct PositionCosts {
 struct Degrees {
   std::uint32_t tensor = 1;
   std::uint32_t data = 1;
+  /// Expert parallelism: the ranks of a MoE layer's all-to-all, each holding experts / expert
+  /// of its routed experts; taken from the data-parallel replicas (Megatron-LM, DeepSeek-V3),
+  /// so it divides `data`.
+  std::uint32_t expert = 1;
 };
 
 /// Costs, memory and traffic of one position on `device`.
@@ -104,8 +117,9 @@ struct Observation {
 /// the gemm_max the model used; nullopt when no observation has GEMM time.
 std::optional<double> fit_gemm_max(std::span<const Observation> observations, double used);
 
-/// Seconds of one layer's F + B + W on `device` (what the fastest split balances).
+/// Seconds of one layer's F + B + W on `device` (what the fastest split balances); for a MoE
+/// model the mean over its dense and MoE layers, with `ep` expert-parallel ranks.
 double layer_seconds(const Transformer& model, const Training& training, std::uint32_t tp,
-                     const DeviceSpec& device);
+                     const DeviceSpec& device, std::uint32_t ep = 1);
 
 }  // namespace perflow::model

@@ -38,6 +38,13 @@ struct Operator {
 /// activations read and written once per kernel.
 std::vector<Operator> layer_operators(const Transformer& model, const Training& training,
                                       std::uint32_t tp);
+/// The operators of one MoE layer: the attention's as layer_operators, then, instead of the
+/// dense MLP, the router (T r x h x E), the routed experts of the slowest of `ep`
+/// expert-parallel ranks (an MLP over T x top_k x Transformer::expert_load() tokens, inner
+/// size f_e / tp) and the shared experts (an MLP over T tokens, inner size S f_e / tp), then
+/// the norms and residuals.
+std::vector<Operator> moe_layer_operators(const Transformer& model, const Training& training,
+                                          std::uint32_t tp, std::uint32_t ep);
 /// The input embedding (a lookup, and its gradient scattered into the table).
 std::vector<Operator> embedding_operators(const Transformer& model, const Training& training,
                                           std::uint32_t tp);

@@ -26,16 +26,50 @@ struct Transformer {
   Mlp mlp = Mlp::Gelu;
   bool tied_embeddings = false;  ///< the LM head shares the embedding matrix
 
+  // Mixture of experts (DeepSeek-V3, Megatron-LM MoE): a MoE layer replaces the dense MLP by
+  // a router, `experts` routed experts of which each token goes through `top_k`, and
+  // `shared_experts` every token goes through; each expert is an MLP of the model's type
+  // with inner size expert_ffn_hidden.
+  std::uint32_t experts = 0;             ///< E, routed experts per MoE layer (0: dense model)
+  std::uint32_t top_k = 0;               ///< k, routed experts per token
+  std::uint32_t expert_ffn_hidden = 0;   ///< f_e, an expert's MLP inner size (0: ffn_hidden)
+  std::uint32_t shared_experts = 0;      ///< S, experts every token goes through
+  std::uint32_t first_dense_layers = 0;  ///< leading layers keeping the dense MLP
+  /// Tokens an expert takes relative to a balanced share, padded to it (Switch Transformer);
+  /// 0: no capacity, the load follows expert_imbalance.
+  double capacity_factor = 0;
+  /// The busiest expert rank's tokens over the balanced share (1: balanced routing).
+  double expert_imbalance = 1;
+
   [[nodiscard]] double head_dim() const { return double(hidden) / heads; }
-  /// Weights of one transformer layer: Q, K, V and output projections, the MLP matrices,
-  /// two norms (biases left out).
+  /// Weights of one dense transformer layer: Q, K, V and output projections, the MLP
+  /// matrices, two norms (biases left out).
   [[nodiscard]] double layer_parameters() const;
+  /// Weights of one MoE layer: the attention's and norms as a dense layer's, the router
+  /// (h x E), every routed expert and the shared ones.
+  [[nodiscard]] double moe_layer_parameters() const;
   /// The embedding matrix (V x h); the LM head is as large unless tied.
   [[nodiscard]] double embedding_parameters() const { return double(vocab) * hidden; }
   [[nodiscard]] double parameters() const;
   /// Model FLOPs of one sample's forward pass (matrix multiplications: 2 per multiply-add;
-  /// attention over the full s x s scores, the SC'21 convention). A training step does 3x.
+  /// attention over the full s x s scores, the SC'21 convention). A MoE layer counts its
+  /// router and the top_k + shared experts a token goes through (balanced: no imbalance,
+  /// no capacity padding). A training step does 3x.
   [[nodiscard]] double forward_flops_per_sample() const;
+
+  /// f_e: expert_ffn_hidden, or ffn_hidden when it is 0.
+  [[nodiscard]] std::uint32_t expert_hidden() const {
+    return expert_ffn_hidden > 0 ? expert_ffn_hidden : ffn_hidden;
+  }
+  /// The MoE layers among layers [first, first + count): the ones from first_dense_layers
+  /// on, none in a dense model.
+  [[nodiscard]] std::uint32_t moe_layers_in(std::uint32_t first, std::uint32_t count) const;
+  [[nodiscard]] std::uint32_t moe_layers() const { return moe_layers_in(0, layers); }
+  /// The load of the slowest expert rank relative to a balanced share: capacity_factor when
+  /// given (tokens padded to capacity), else expert_imbalance.
+  [[nodiscard]] double expert_load() const {
+    return capacity_factor > 0 ? capacity_factor : expert_imbalance;
+  }
 };
 
 /// A named model with the public source of its shape.

@@ -20,15 +20,19 @@ struct Band {
   friend bool operator==(const Band&, const Band&) = default;
 };
 
-/// Something a lane's row draws: one task's box, or an aggregate span of several tasks.
+/// Something a lane's row draws: one task's box, an overlapped pair's box (its F's span,
+/// the top half in the F's colour and the bottom half in its backward's), or an aggregate
+/// span of several tasks.
 struct Mark {
-  double x0 = 0;  ///< the first task's start
-  double x1 = 0;  ///< the last task's finish (a box is drawn at least kMinMarkWidth wide)
-  TaskId task;    ///< the task of a box; invalid for a span
-  Rgb colour;     ///< a box's colour
-  std::uint32_t tasks = 1;
+  double x0 = 0;            ///< the first task's start
+  double x1 = 0;            ///< the last task's finish (a box is drawn at least kMinMarkWidth wide)
+  TaskId task;              ///< the task of a box (a pair's F); invalid for a span
+  Rgb colour;               ///< a box's colour
+  std::uint32_t tasks = 1;  ///< tasks it stands for (a pair's box: 2)
   std::uint32_t first_band = 0;  ///< a span's bands: LaneMarks::bands[first_band, + bands)
   std::uint32_t bands = 0;
+  TaskId pair{};      ///< a pair's box: the paired backward; invalid otherwise
+  Rgb pair_colour{};  ///< a pair's box: the backward's colour
 };
 
 struct LaneMarks {
@@ -49,12 +53,14 @@ struct Density {
   double max_span = 6.0;   ///< a span is cut once it would grow longer than this
 };
 
-/// The marks of one lane whose tasks ran in the order of `events` (one after another). With
-/// aggregation, each maximal run of narrow boxes separated by less than `narrow` becomes one
-/// span (cut at `max_span`) unless it holds a single task. A span is drawn as bands stacked
-/// in kind order, each as tall as its kind's share of the span's time, so the part left
-/// empty is the share the lane idles. Neighbouring spans whose shares and colours agree
-/// (a steady phase) are drawn as one.
+/// The marks of one lane whose tasks ran in the order of `events` (one after another). An
+/// overlapped pair is one mark; its paired backward, of no length, gets none of its own.
+/// With aggregation, each maximal run of narrow boxes separated by less than `narrow`
+/// becomes one span (cut at `max_span`) unless it holds a single task (or pair). A span is
+/// drawn as bands stacked in kind order, each as tall as its kind's share of the span's time
+/// (a pair gives half its time to each of its kinds), so the part left empty is the share
+/// the lane idles. Neighbouring spans whose shares and colours agree (a steady phase) are
+/// drawn as one.
 /// Either way a lane yields at most as many marks as tasks; aggregated, also at most about
 /// 2 x plot width / narrow, whatever the number of tasks.
 LaneMarks lane_marks(const EventGraph& graph, const Trace& trace, std::span<const TaskId> events,

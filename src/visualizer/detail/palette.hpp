@@ -42,6 +42,9 @@ Rgb task_colour(TaskKind kind, std::uint32_t chunk);
 
 /// White or dark ink, whichever has the higher WCAG contrast ratio on `background`.
 Rgb label_ink(Rgb background);
+/// For a label across two colours (an overlapped pair's halves): the ink whose lower
+/// contrast ratio of the two is the higher.
+Rgb label_ink(Rgb top, Rgb bottom);
 
 void set_colour(cairo_t* cr, Rgb c);
 
