@@ -118,6 +118,14 @@ void parse_parallelism(const JsonCursor& c, Config& config) {
   degree("data_parallel", config.data_parallel.degree);
   degree("tensor_parallel", config.tensor_parallel);
   degree("expert_parallel", config.expert_parallel);
+  // The expert-parallel ranks are data-parallel replicas of a stage (Megatron-LM, DeepSeek-V3).
+  if (config.data_parallel.degree % config.expert_parallel != 0) {
+    c.at("expert_parallel")
+        .fail(fmt::format(
+            "expert-parallel ranks come from the data-parallel replicas: data_parallel {} is not "
+            "a multiple of expert_parallel {}",
+            config.data_parallel.degree, config.expert_parallel));
+  }
   if (auto overlap = c.find("overlap_grad_reduce")) {
     config.data_parallel.overlap = overlap->as_bool();
   }

@@ -268,19 +268,13 @@ void parse_model_sections(const JsonCursor& root, Config& config) {
   plan.transformer = read_transformer(*model_section, plan.preset);
   if (training_section) plan.training = read_training(*training_section);
   // Expert parallelism splits a MoE layer's experts over ranks taken from the data-parallel
-  // replicas (Megatron-LM, DeepSeek-V3). Without experts it only matters to all-to-all costs
-  // given by hand.
+  // replicas (Megatron-LM, DeepSeek-V3; parse_parallelism checks that they divide them).
+  // Without experts it only matters to all-to-all costs given by hand.
   if (const model::Transformer& m = plan.transformer; m.experts > 0 && config.expert_parallel > 1) {
     const JsonCursor ep = root.at("parallelism").at("expert_parallel");
     if (m.experts % config.expert_parallel != 0) {
       ep.fail(fmt::format("{} expert-parallel ranks do not split the {} experts of /model",
                           config.expert_parallel, m.experts));
-    }
-    if (config.data_parallel.degree % config.expert_parallel != 0) {
-      ep.fail(fmt::format(
-          "expert-parallel ranks come from the data-parallel replicas: data_parallel {} is not "
-          "a multiple of expert_parallel {}",
-          config.data_parallel.degree, config.expert_parallel));
     }
   }
   if (plan.training.sequence_parallel && config.tensor_parallel == 1) {

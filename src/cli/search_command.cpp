@@ -47,6 +47,7 @@ nlohmann::json plan_json(const explore::PlanResult& r, std::size_t rank) {
           {"chunks", p.chunks},
           {"recompute", p.recompute},
           {"offload", p.offload},
+          {"expert_parallel", p.expert_parallel},
           {"placement", p.placement},
           {"layers", p.layers},
           {"makespan_ns", r.outcome.makespan},
@@ -83,12 +84,20 @@ bool any_offload(const std::vector<explore::PlanResult>& plans) {
                      [](const explore::PlanResult& r) { return r.plan.offload > 0; });
 }
 
+// Whether any of the plans uses expert parallelism: its column is shown then.
+bool any_expert_parallel(const std::vector<explore::PlanResult>& plans) {
+  return std::any_of(plans.begin(), plans.end(),
+                     [](const explore::PlanResult& r) { return r.plan.expert_parallel > 1; });
+}
+
 std::string table(const std::vector<explore::PlanResult>& plans) {
   const bool offload = any_offload(plans);
+  const bool ep = any_expert_parallel(plans);
   std::vector<std::vector<std::string>> rows = {{"rank", "schedule", "PPxTPxDP", "mbs x m",
                                                  "chunks", "recompute", "placement", "layers",
                                                  "step time", "tokens/s", "MFU", "peak memory"}};
   if (offload) rows.front().insert(rows.front().begin() + 6, "offload");
+  if (ep) rows.front().insert(rows.front().begin() + 3, "EP");
   for (std::size_t i = 0; i < plans.size(); ++i) {
     const explore::Plan& p = plans[i].plan;
     const explore::RunOutcome& o = plans[i].outcome;
@@ -100,6 +109,7 @@ std::string table(const std::vector<explore::PlanResult>& plans) {
          o.tokens_per_s ? fmt::format("{:.0f}", *o.tokens_per_s) : "-",
          o.mfu ? fmt::format("{:.1f}%", *o.mfu * 100) : "-", format_memory(o.peak_total_memory)});
     if (offload) rows.back().insert(rows.back().begin() + 6, fmt::format("{:g}", p.offload));
+    if (ep) rows.back().insert(rows.back().begin() + 3, fmt::format("{}", p.expert_parallel));
   }
   std::vector<std::size_t> width(rows.front().size(), 0);
   for (const auto& row : rows) {
@@ -142,19 +152,20 @@ std::string escape_html(std::string_view text) {
 
 std::string html_table(const std::vector<explore::PlanResult>& plans) {
   const bool offload = any_offload(plans);
+  const bool ep = any_expert_parallel(plans);
   std::string html = fmt::format(
-      "<table><tr><th>rank</th><th>schedule</th><th>PP x TP x DP</th><th>mbs x m</th>"
+      "<table><tr><th>rank</th><th>schedule</th><th>PP x TP x DP</th>{}<th>mbs x m</th>"
       "<th>chunks</th><th>recompute</th>{}<th>placement</th><th>layers</th><th>step time</th>"
       "<th>tokens/s</th><th>MFU</th><th>peak memory</th></tr>\n",
-      offload ? "<th>offload</th>" : "");
+      ep ? "<th>EP</th>" : "", offload ? "<th>offload</th>" : "");
   for (std::size_t i = 0; i < plans.size(); ++i) {
     const explore::Plan& p = plans[i].plan;
     const explore::RunOutcome& o = plans[i].outcome;
     html += fmt::format(
-        "<tr><td>{}</td><td>{}</td><td>{}x{}x{}</td><td>{} x {}</td><td>{}</td><td>{}</td>{}"
+        "<tr><td>{}</td><td>{}</td><td>{}x{}x{}</td>{}<td>{} x {}</td><td>{}</td><td>{}</td>{}"
         "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
         i + 1, escape_html(p.schedule), p.pipeline, p.tensor_parallel, p.data_parallel,
-        p.micro_batch_size, p.microbatches, p.chunks, escape_html(p.recompute),
+        ep ? fmt::format("<td>{}</td>", p.expert_parallel) : "", p.micro_batch_size, p.microbatches, p.chunks, escape_html(p.recompute),
         offload ? fmt::format("<td>{:g}</td>", p.offload) : "", escape_html(p.placement),
         escape_html(p.layers), format_duration(o.makespan),
         o.tokens_per_s ? fmt::format("{:.0f}", *o.tokens_per_s) : "-",

@@ -93,11 +93,12 @@ nlohmann::json plan_config(const Search& search, const Plan& plan,
   nlohmann::json config = search.base;
   config["description"] = fmt::format(
       "perflow search plan: {} pp {} x tp {} x dp {}, micro-batch {} x {}, {} chunks, "
-      "recompute {}{}, {} ({} layers)",
+      "recompute {}{}{}, {} ({} layers)",
       plan.schedule, plan.pipeline, plan.tensor_parallel, plan.data_parallel, plan.micro_batch_size,
       plan.microbatches, plan.chunks, plan.recompute,
-      plan.offload > 0 ? fmt::format(", offload {:g}", plan.offload) : "", plan.placement,
-      plan.layers);
+      plan.offload > 0 ? fmt::format(", offload {:g}", plan.offload) : "",
+      plan.expert_parallel > 1 ? fmt::format(", ep {}", plan.expert_parallel) : "",
+      plan.placement, plan.layers);
   // The axis sets the ratio (and drops a budget); the base's other offload fields stay.
   if (!search.space.offload.empty()) {
     nlohmann::json& offload = config["costs"]["offload"];
@@ -128,6 +129,7 @@ nlohmann::json plan_config(const Search& search, const Plan& plan,
                         {"layers", plan.layers}};
   config["parallelism"] = {{"tensor_parallel", plan.tensor_parallel},
                            {"data_parallel", plan.data_parallel}};
+  if (plan.expert_parallel > 1) config["parallelism"]["expert_parallel"] = plan.expert_parallel;
   nlohmann::json& network = config["network"];
   if (!network.contains("devices_per_node")) {
     // Megatron's rank order: tensor, then data, then pipeline; a stage's GPUs are adjacent.
@@ -286,7 +288,7 @@ Search parse_search(const nlohmann::json& document, const std::vector<std::strin
   const std::optional<JsonCursor> given = root.find("space");
   if (given) {
     given->expect_object({"schedules", "pipeline", "tensor_parallel", "micro_batch_size", "chunks",
-                          "recompute", "offload", "layers"});
+                          "recompute", "offload", "layers", "expert_parallel"});
   }
   const auto find = [&](std::string_view key) {
     return given ? given->find(key) : std::optional<JsonCursor>();
@@ -365,6 +367,16 @@ Search parse_search(const nlohmann::json& document, const std::vector<std::strin
   } else {
     space.layers = mixed ? splits : std::vector<std::string>{"balanced"};
   }
+  if (auto x = find("expert_parallel")) {
+    space.expert_parallel = read_integers(*x, 1);
+  } else {
+    // A MoE model: every power of two dividing its experts (the plans whose data
+    // parallelism they do not divide are pruned).
+    space.expert_parallel = {1};
+    for (std::uint32_t e = 2; m.experts > 0 && m.experts % e == 0 && e <= total_gpus; e *= 2) {
+      space.expert_parallel.push_back(e);
+    }
+  }
   if (auto x = root.find("top"))
     search.top = static_cast<std::uint32_t>(x->as_integer(1, kMaxValue));
   return search;
@@ -389,7 +401,8 @@ std::vector<Plan> enumerate_plans(const Search& search, SearchCounts& counts, bo
   const SearchSpace& space = search.space;
   const std::uint64_t leaves = std::uint64_t{space.micro_batch_size.size()} *
                                space.recompute.size() *
-                               std::max<std::size_t>(space.offload.size(), 1) * space.layers.size();
+                               std::max<std::size_t>(space.offload.size(), 1) * space.layers.size() *
+                               space.expert_parallel.size();
   std::uint64_t total_gpus = 0;
   for (const GpuType& g : search.gpus) total_gpus += g.count;
   // Without an offload axis, every plan offloads as the base says.
@@ -440,7 +453,10 @@ std::vector<Plan> enumerate_plans(const Search& search, SearchCounts& counts, bo
               for (const std::string& recompute : space.recompute) {
                 for (const double offload : offloads) {
                   for (const std::string& layers : space.layers) {
-                    const bool valid = divides && schedule_accepts(schedule, pp, m, chunks);
+                   for (const std::uint32_t ep : space.expert_parallel) {
+                    // Expert-parallel ranks are data-parallel replicas.
+                    const bool valid = divides && schedule_accepts(schedule, pp, m, chunks) &&
+                                       dp % ep == 0;
                     if (!valid) {
                       ++counts.pruned_divisibility;
                       if (!keep_invalid || !divides) continue;
@@ -456,9 +472,11 @@ std::vector<Plan> enumerate_plans(const Search& search, SearchCounts& counts, bo
                     plan.recompute = recompute;
                     plan.offload = offload;
                     plan.layers = layers;
+                    plan.expert_parallel = ep;
                     plan.placement = placement;
                     plan.config = plan_config(search, plan, shares);
                     plans.push_back(std::move(plan));
+                   }
                   }
                 }
               }

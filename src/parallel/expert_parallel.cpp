@@ -1,6 +1,8 @@
 #include "perflow/parallel/expert_parallel.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <span>
 #include <utility>
 
 #include <fmt/format.h>
@@ -161,7 +163,12 @@ std::size_t overlapped_pair_count(const EventGraph& graph) {
 
 std::vector<AllToAllTime> all_to_all_time(const EventGraph& graph, const CostTable& costs) {
   std::vector<AllToAllTime> out(graph.device_count());
-  for (std::uint32_t t = 0; t < graph.task_count(); ++t) {
+  // Most graphs have neither: a byte search of the kind column says so (the summary asks).
+  const std::span<const TaskKind> kinds = graph.kinds();
+  const bool a2a = std::memchr(kinds.data(), static_cast<int>(TaskKind::A2A), kinds.size()) !=
+                   nullptr;
+  if (!a2a && !graph.has_pairs()) return out;
+  for (std::uint32_t t = 0; t < graph.task_count() && a2a; ++t) {
     if (graph.kind(TaskId{t}) != TaskKind::A2A) continue;
     AllToAllTime& device = out[graph.device(TaskId{t}).value];
     device.total += graph.duration(TaskId{t});

@@ -979,7 +979,10 @@ TEST(ModelConfig, MixtureOfExpertsErrorsNameThePointer) {
        },
        "cfg.json:/model/expert_imbalance: capacity_factor pads every expert to its capacity, "
        "which sets the slowest expert's load; expert_imbalance does not apply: give one of them"},
-      {[](auto& d) { d["parallelism"]["expert_parallel"] = 3; },
+      {[](auto& d) {
+         d["parallelism"]["data_parallel"] = 6;
+         d["parallelism"]["expert_parallel"] = 3;
+       },
        "cfg.json:/parallelism/expert_parallel: 3 expert-parallel ranks do not split the 8 "
        "experts of /model"},
       {[](auto& d) { d["parallelism"]["expert_parallel"] = 8; },
@@ -996,6 +999,108 @@ TEST(ModelConfig, MixtureOfExpertsErrorsNameThePointer) {
   auto dense = model_config();
   dense["parallelism"]["expert_parallel"] = 2;
   EXPECT_NO_THROW((void)parse_config(dense, "cfg.json"));
+}
+
+}  // namespace
+}  // namespace perflow::cli
+
+namespace perflow::cli {
+namespace {
+
+// Expert parallelism over 16 ranks, 8 to a node: 15 x 5 us + max(8/16 x 32 MB at 50 GB/s,
+// 7/16 x 32 MB at 160 GB/s) = 75 + 320 us per all-to-all, twice per pass; stage 0 has none.
+TEST(ExpertParallelConfig, AllToAllTimePerStage) {
+  auto doc = base();
+  doc["parallelism"] = {{"data_parallel", 16}, {"expert_parallel", 16}};
+  doc["network"] = nlohmann::json::parse(R"({"gpus_per_node": 8,
+      "intra_node": {"bandwidth": "160GB/s", "latency": "2us"},
+      "inter_node": {"bandwidth": "50GB/s", "latency": "5us"}})");
+  doc["costs"]["a2a_bytes"] = "32MB";
+  doc["costs"]["a2a_per_pass"] = 2;
+  doc["costs"]["overrides"] = nlohmann::json::parse(R"([{"stages": 0, "a2a_per_pass": 0}])");
+  const Config c = parse_config(doc, "cfg.json");
+  EXPECT_EQ(c.expert_parallel, 16u);
+  EXPECT_EQ(c.gpus_per_node, 8u);
+  EXPECT_EQ(c.costs.at(StageId{0}, 0).all_to_all, 0);
+  for (std::uint32_t s = 1; s < 4; ++s) EXPECT_EQ(c.costs.at(StageId{s}, 0).all_to_all, 790'000);
+  // Within one node of 16: 15 x 2 us + 15/16 x 32 MB at 160 GB/s = 30 + 187.5 us.
+  doc["network"]["gpus_per_node"] = 16;
+  EXPECT_EQ(parse_config(doc, "cfg.json").costs.at(StageId{1}, 0).all_to_all, 2 * 217'500);
+}
+
+TEST(ExpertParallelConfig, ErrorsNameTheField) {
+  auto doc = base();
+  doc["costs"]["a2a_per_pass"] = 2;
+  EXPECT_EQ(error_of(doc),
+            "cfg.json:/costs: a2a_per_pass is 2 but there is no expert parallelism to all-to-all "
+            "over: set /parallelism/expert_parallel (the ranks of a MoE layer's all-to-all)");
+  doc = base();
+  doc["parallelism"] = {{"data_parallel", 4}, {"expert_parallel", 8}};
+  EXPECT_EQ(error_of(doc),
+            "cfg.json:/parallelism/expert_parallel: expert-parallel ranks come from the "
+            "data-parallel replicas: data_parallel 4 is not a multiple of expert_parallel 8");
+  // Overlapped pairs with what cannot run them.
+  doc = base();
+  doc["pipeline"] = {{"schedule", "dualpipe"}, {"stages", 4}, {"microbatches", 8}, {"chunks", 2}};
+  doc["costs"]["forward_backward"] = 3000;
+  auto blocking = doc;
+  blocking["network"]["p2p_mode"] = "blocking";
+  EXPECT_EQ(error_of(blocking),
+            "cfg.json:/network/p2p_mode: dualpipe runs overlapped forward-backward pairs here "
+            "(there are all-to-alls or a costs.forward_backward to overlap), and blocking "
+            "transfers are not supported with them yet");
+  auto greedy = doc;
+  greedy["simulation"] = {{"mode", "greedy"}};
+  EXPECT_EQ(error_of(greedy),
+            "cfg.json:/simulation/mode: dualpipe runs overlapped forward-backward pairs here "
+            "(there are all-to-alls or a costs.forward_backward to overlap), and greedy mode "
+            "cannot run them: a pair needs its program order");
+  // Without anything to overlap, the same schedule runs as before.
+  greedy["costs"].erase("forward_backward");
+  EXPECT_EQ(error_of(greedy), "(no error)");
+}
+
+// A measured F&B makes the pairs units; their count follows the reference (2h - 3n + r + 1,
+// one fewer on the middle ranks: 3 on each of 4 devices at m = 8).
+TEST(ExpertParallelConfig, ForwardBackwardMakesPairs) {
+  auto doc = base();
+  doc["pipeline"] = {{"schedule", "dualpipe"}, {"stages", 4}, {"microbatches", 8}, {"chunks", 2}};
+  doc["costs"]["forward_backward"] = 5000;
+  const Config c = parse_config(doc, "cfg.json");
+  EXPECT_EQ(c.costs.at(StageId{2}, 1).forward_backward, std::optional<TimeNs>(5'000'000));
+  const EventGraph g = build_graph(c);
+  std::size_t paired = 0;
+  for (std::uint32_t t = 0; t < g.task_count(); ++t) {
+    if (!g.paired(TaskId{t})) continue;
+    ++paired;
+    EXPECT_EQ(g.duration(TaskId{t}), 0);
+  }
+  EXPECT_EQ(paired, 12u);
+}
+
+// DualPipe holds two stages per device, so twice the parameters (DeepSeek-V3 Table 2): with
+// /model its devices' static memory adds up to twice 1F1B's, position for position.
+TEST(ExpertParallelConfig, DualPipeHoldsTwiceTheParameters) {
+  const auto with_schedule = [](const char* schedule, std::uint32_t chunks) {
+    nlohmann::json doc = nlohmann::json::parse(R"({
+      "model": {"preset": "llama2-7b"}, "device": "h100-sxm",
+      "pipeline": {"schedule": "1f1b", "stages": 4, "microbatches": 8}})");
+    doc["pipeline"]["schedule"] = schedule;
+    doc["pipeline"]["chunks"] = chunks;
+    return parse_config(doc, "cfg.json");
+  };
+  const Config one = with_schedule("1f1b", 1);
+  const Config dual = with_schedule("dualpipe", 2);
+  double one_total = 0;
+  double dual_total = 0;
+  for (std::uint32_t d = 0; d < 4; ++d) {
+    one_total += one.devices[d].static_memory;
+    dual_total += dual.devices[d].static_memory;
+    // Device d holds positions d and 3 - d.
+    EXPECT_DOUBLE_EQ(dual.devices[d].static_memory,
+                     one.devices[d].static_memory + one.devices[3 - d].static_memory);
+  }
+  EXPECT_DOUBLE_EQ(dual_total, 2 * one_total);
 }
 
 }  // namespace

@@ -104,6 +104,43 @@ TEST(Search, CountsOnASmallSpace) {
 
 // Offloading as an axis: every plan once per share; a share above 0 puts it in the plan's
 // costs, and without a host link the axis is refused.
+// A MoE model's search tries expert parallelism by default (powers of two dividing its
+// experts), keeps only degrees dividing each plan's DP, and sets /parallelism/expert_parallel.
+TEST(Search, ExpertParallelIsAnAxis) {
+  nlohmann::json document = search_document(R"({"H100": {"preset": "h100-sxm", "count": 8}})",
+                                            R"({"schedules": ["1f1b"], "pipeline": [2, 4],
+                                                "tensor_parallel": [1], "micro_batch_size": [1],
+                                                "recompute": ["none"]})");
+  document["base"]["model"]["experts"] = 4;
+  document["base"]["model"]["top_k"] = 2;
+  const Search search = parse_search(document, {"H100"}, "s.json");
+  EXPECT_EQ(search.space.expert_parallel, (std::vector<std::uint32_t>{1, 2, 4}));
+  SearchOptions options;
+  options.jobs = 2;
+  options.keep_simulated = true;
+  const SearchResult result = run_search(search, options);
+  // PP 2 (DP 4): EP 1, 2, 4; PP 4 (DP 2): EP 1, 2, and EP 4 pruned.
+  EXPECT_EQ(result.counts.considered, 6u);
+  EXPECT_EQ(result.counts.pruned_divisibility, 1u);
+  ASSERT_EQ(result.simulated.size(), 5u);
+  for (const PlanResult& r : result.simulated) {
+    SCOPED_TRACE(r.plan.config["description"].get<std::string>());
+    EXPECT_TRUE(r.outcome.error.empty()) << r.outcome.error;
+    EXPECT_EQ(r.plan.data_parallel % r.plan.expert_parallel, 0u);
+    const auto& parallelism = r.plan.config.at("parallelism");
+    EXPECT_EQ(parallelism.contains("expert_parallel"), r.plan.expert_parallel > 1);
+    // The rerun config simulates with the all-to-all of its degree.
+    const cli::Config config = cli::parse_config(r.plan.config, "plan.json");
+    EXPECT_EQ(config.expert_parallel, r.plan.expert_parallel);
+    EXPECT_EQ(config.costs.at(StageId{1}, 0).all_to_all > 0, r.plan.expert_parallel > 1);
+  }
+  // A dense model has no axis unless given.
+  EXPECT_EQ(parse_search(search_document(R"({"H100": {"preset": "h100-sxm", "count": 8}})", "{}"),
+                         {"H100"}, "s.json")
+                .space.expert_parallel,
+            (std::vector<std::uint32_t>{1}));
+}
+
 TEST(Search, OffloadIsAnAxis) {
   const std::string gpus =
       R"({"H100": {"preset": "h100-sxm", "count": 4, "host_link": {"bandwidth": "64GB/s"}}})";

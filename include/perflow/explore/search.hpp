@@ -32,6 +32,9 @@ struct SearchSpace {
   /// empty: no axis, every plan offloads as the base says.
   std::vector<double> offload;
   std::vector<std::string> layers;  ///< "balanced", "fastest" (mixed clusters)
+  /// Expert-parallel degrees (/parallelism/expert_parallel), each dividing the plan's data
+  /// parallelism; default: 1, and for a MoE model every power of two dividing its experts.
+  std::vector<std::uint32_t> expert_parallel;
 };
 
 /// A search file: a base config shared by every plan, a cluster, a space and constraints.
@@ -63,6 +66,7 @@ struct Plan {
   std::uint32_t chunks = 1;
   std::string recompute;
   double offload = 0;     ///< its /costs/offload/ratio
+  std::uint32_t expert_parallel = 1;
   std::string layers;     ///< the layer split
   std::string placement;  ///< e.g. "H100 x4, A100 x4" (stages per GPU type, first stage first)
   nlohmann::json config;
