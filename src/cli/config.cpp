@@ -369,6 +369,11 @@ EventGraph build_graph_of(const Config& config) {
   };
   try {
     if (parallel::any_all_to_all(config.costs, config.pipeline.stages, config.pipeline.chunks)) {
+      if (config.blocking_p2p) {
+        throw ConfigError(config.file, "/network/p2p_mode",
+                          "blocking transfers are not supported with expert-parallel "
+                          "all-to-alls yet (a transfer would wait on the all-to-all's lane)");
+      }
       graph = parallel::add_all_to_all(graph, config.costs);
     }
     if (parallel::any_recompute(config.costs, config.pipeline.stages, config.pipeline.chunks)) {

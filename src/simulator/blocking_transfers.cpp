@@ -2,6 +2,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "detail/transfer_task.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/simulator/communication.hpp"
@@ -46,7 +48,16 @@ EventGraph lower_blocking_transfers(const EventGraph& graph, const SimulationOpt
   for (std::uint32_t u = 0; u < n; ++u) {
     consumers.clear();
     for (const Adjacent& s : graph.successors(TaskId{u})) {
-      if (moves_data(graph, TaskId{u}, s)) consumers.push_back(s.task());
+      if (!moves_data(graph, TaskId{u}, s)) continue;
+      // A RECV waits on the consumer's compute lane, in that lane's program order.
+      if (graph.lane(s.task()).value >= graph.device_count()) {
+        throw ScheduleError(fmt::format(
+            "blocking transfers: {} on device {} receives data on lane '{}'; a blocking transfer "
+            "needs its consumer on a compute lane",
+            graph.label(s.task()), graph.device(s.task()).value,
+            graph.lane_info(graph.lane(s.task())).name));
+      }
+      consumers.push_back(s.task());
     }
     std::sort(consumers.begin(), consumers.end(), [&](TaskId x, TaskId y) {
       const auto dx = graph.device(x).value;
