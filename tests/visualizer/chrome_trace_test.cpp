@@ -286,27 +286,10 @@ TEST(ChromeTrace, CompactEvents) {
 // DualPipe's overlapped F&B: on device 0, F1.0 holds the pair's 2500 ns and BW0.0 (paired,
 // no time of its own) follows it; device 1 runs F0.0 and BW0.0 before the pair can start.
 TEST(ChromeTrace, OverlappedPairShowsBothTasksOverThePair) {
-  EventGraphBuilder builder(2);
-  const auto add = [&](TaskKind kind, std::uint32_t device, std::uint32_t microbatch,
-                       TimeNs duration, bool paired = false) {
-    TaskSpec spec{kind, DeviceId{device}, StageId{device}, microbatch, 0, duration};
-    spec.paired = paired;
-    const TaskId id = builder.add_task(spec);
-    builder.append_to_program(id);
-    return id;
-  };
-  const TaskId f0 = add(TaskKind::F, 0, 0, 1000);
-  const TaskId f1 = add(TaskKind::F, 0, 1, 2500);
-  const TaskId b0 = add(TaskKind::BW, 0, 0, 0, true);
-  const TaskId g0 = add(TaskKind::F, 1, 0, 1000);
-  const TaskId c0 = add(TaskKind::BW, 1, 0, 2000);
-  builder.add_dependence(f0, g0);
-  builder.add_dependence(g0, c0);
-  builder.add_dependence(c0, b0);
-  builder.add_dependence(c0, f1);
-  builder.add_dependence(f0, b0);
-  const EventGraph graph = std::move(builder).freeze();
-  const Trace trace = simulator::simulate(graph).trace;
+  const Simulated run = run_with_pair();
+  const EventGraph& graph = run.graph;
+  const Trace& trace = run.result.trace;
+  const TaskId b0{2};  // device 0's third task
   ASSERT_EQ(trace.start_of(b0), 6500);
   ASSERT_EQ(trace.finish_of(b0), 6500);
   const std::string text = render_chrome_trace(graph, trace);

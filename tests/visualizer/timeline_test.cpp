@@ -250,34 +250,6 @@ TEST(Timeline, AllToAllHasItsOwnColourAndLegendEntry) {
 // ---------------------------------------------------------------------------------------
 // Overlapped forward-backward pairs
 
-/// Two devices; device 0 runs F0.0, then F1.0 overlapped with BW0.0 (DualPipe's F&B: F1.0
-/// holds the pair's 2500 ns, BW0.0 is paired and takes none); device 1 runs F0.0 and BW0.0.
-/// As overlap_pairs builds it, the pair waits for the backward's gradient too.
-Simulated run_with_pair(bool paired = true) {
-  EventGraphBuilder builder(2);
-  const auto add = [&](TaskKind kind, std::uint32_t device, std::uint32_t microbatch,
-                       TimeNs duration, bool second = false) {
-    TaskSpec spec{kind, DeviceId{device}, StageId{device}, microbatch, 0, duration};
-    spec.paired = second;
-    const TaskId id = builder.add_task(spec);
-    builder.append_to_program(id);
-    return id;
-  };
-  const TaskId f0 = add(TaskKind::F, 0, 0, 1000);
-  const TaskId f1 = add(TaskKind::F, 0, 1, 2500);
-  const TaskId b0 = add(TaskKind::BW, 0, 0, 0, paired);
-  const TaskId g0 = add(TaskKind::F, 1, 0, 1000);
-  const TaskId c0 = add(TaskKind::BW, 1, 0, 2000);
-  builder.add_dependence(f0, g0);
-  builder.add_dependence(g0, c0);
-  builder.add_dependence(c0, b0);
-  builder.add_dependence(c0, f1);
-  builder.add_dependence(f0, b0);
-  Simulated run{std::move(builder).freeze(), {}};
-  run.result = simulator::simulate(run.graph);
-  return run;
-}
-
 /// The glyphs (`<use>` elements: their glyph ids and fills) whose origin is inside `box`,
 /// left to right: a box's label.
 struct Glyphs {
