@@ -239,8 +239,9 @@ TEST(DualPipeFamily, OverlappedPairsAreTheReferencesForwardBackwardCalls) {
 //   span bubble of a device = (n-1-r)(F+B-W),
 //   peak = (p+1) activations for DualPipe, (2p+1) for DualPipeV, on every device.
 // The peaks are the report's "PP+1" (DualPipeV's chunks are half as deep, so 2p+1 of them).
-// The report's bubble (PP/2-1)(F&B+B-3W), read with F&B = F+B (this model runs the two
-// halves of an overlapped pair in sequence) and B the input-gradient time, equals
+// The report's bubble (PP/2-1)(F&B+B-3W), read with F&B = F+B (without anything to overlap
+// the two halves of a pair run in sequence; with a measured F&B the pairs are units, see
+// OverlappedPairs.PublishedBubbleAndMemory) and B the input-gradient time, equals
 // (n-1)(F+B-W) only when F = B = 2W; at F = B = W it predicts 0 where the simulation
 // gives (n-1)F, and with B != F no closed form of this kind holds (see below). The
 // simulation is the reference here.

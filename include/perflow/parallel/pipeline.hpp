@@ -58,8 +58,9 @@ struct PipelinePlan {
   std::vector<std::vector<Step>> programs;  ///< one per device
   /// Per device (or empty): the positions i at which the reference runtime runs step i, an
   /// F, and step i + 1, a backward of the other chunk, as one overlapped forward-backward
-  /// pair (DualPipe's F&B, where one's all-to-all hides behind the other's compute). The
-  /// simulation does not overlap them yet: they run in sequence.
+  /// pair (DualPipe's F&B, where one's all-to-all hides behind the other's compute).
+  /// parallel::overlap_pairs runs them as units; build_pipeline_graph alone runs them in
+  /// sequence.
   std::vector<std::vector<std::uint32_t>> overlapped_pairs;
 };
 
