@@ -4,6 +4,7 @@
 #include <benchmark/benchmark.h>
 
 #include "perflow/parallel/data_parallel.hpp"
+#include "perflow/parallel/expert_parallel.hpp"
 #include "perflow/parallel/offload.hpp"
 #include "perflow/parallel/pipeline.hpp"
 #include "perflow/parallel/recompute.hpp"
@@ -163,6 +164,32 @@ void BM_RecomputeOffload(benchmark::State& state, const char* schedule) {
   state.counters["extended_tasks"] = static_cast<double>(extended_tasks);
 }
 
+// Expert parallelism on DualPipe: every F and backward has an all-to-all, the reference's
+// forward-backward pairs run as units (overlap_pairs) and the rest get A2A tasks
+// (add_all_to_all), then simulate. The plan is made once; reported per task of the pipeline
+// as built.
+void BM_ExpertParallel(benchmark::State& state, const char* schedule) {
+  parallel::TaskCosts costs = kCosts.uniform();
+  costs.all_to_all = 900'000;
+  const parallel::CostTable table(costs);
+  parallel::PipelineSpec spec = spec_of(state, schedule);
+  spec.chunks = 2;
+  const parallel::PipelinePlan plan = parallel::plan_schedule(spec, table);
+  std::size_t tasks = 0;
+  std::size_t extended_tasks = 0;
+  for (auto _ : state) {
+    const EventGraph graph = parallel::build_pipeline_graph(plan, table);
+    const EventGraph extended =
+        parallel::add_all_to_all(parallel::overlap_pairs(graph, plan, table), table);
+    const auto result = simulator::simulate(extended);
+    tasks = graph.task_count();
+    extended_tasks = extended.task_count();
+    benchmark::DoNotOptimize(result.metrics.makespan);
+  }
+  report_tasks(state, tasks);
+  state.counters["extended_tasks"] = static_cast<double>(extended_tasks);
+}
+
 void sizes(benchmark::internal::Benchmark* b) {
   b->Args({64, 1024})->Args({128, 4096})->Unit(benchmark::kMillisecond);
 }
@@ -177,5 +204,6 @@ BENCHMARK_CAPTURE(BM_EndToEnd, 1f1b, "1f1b")->Apply(sizes);
 BENCHMARK_CAPTURE(BM_EndToEnd, gpipe, "gpipe")->Apply(sizes);
 BENCHMARK_CAPTURE(BM_LoweredDataParallel, 1f1b, "1f1b")->Apply(sizes);
 BENCHMARK_CAPTURE(BM_RecomputeOffload, 1f1b, "1f1b")->Apply(sizes);
+BENCHMARK_CAPTURE(BM_ExpertParallel, dualpipe, "dualpipe")->Apply(sizes);
 
 }  // namespace
