@@ -252,8 +252,21 @@ EventGraph pipeline_graph(const Config& config, const parallel::PipelinePlan& pl
                                   config.pipeline.schedule, what));
   };
   if (parallel::any_recompute(costs, plan.stages, plan.chunks)) {
-    refuse("/costs/recompute",
+    // The mode comes from /training/recompute when /model sets it.
+    const bool from_training =
+        config.model && config.model->training.recompute != model::Recompute::None;
+    refuse(from_training ? "/training/recompute" : "/costs/recompute",
            "recomputation is not supported with them yet: an R task would split a pair");
+  }
+  const parallel::OffloadSpec& offload = config.offload;
+  const bool offloads_activations =
+      std::any_of(offload.ratio.begin(), offload.ratio.end(), [](double r) { return r > 0; }) ||
+      std::any_of(offload.budget.begin(), offload.budget.end(),
+                  [](const std::optional<double>& b) { return b.has_value(); });
+  if (offloads_activations) {
+    refuse("/costs/offload",
+           "activation offloading is not supported with them yet: a pair would start before its "
+           "backward's activation is back");
   }
   if (config.blocking_p2p) {
     refuse("/network/p2p_mode", "blocking transfers are not supported with them yet");
@@ -324,7 +337,8 @@ void check_run_memory(const Config& config, std::uint64_t tasks) {
   const bool extended =
       config.data_parallel.degree > 1 || config.lower_communication || config.blocking_p2p ||
       config.iterations.count > 1 || config.offloads ||
-      parallel::any_recompute(config.costs, config.pipeline.stages, config.pipeline.chunks);
+      parallel::any_recompute(config.costs, config.pipeline.stages, config.pipeline.chunks) ||
+      parallel::any_all_to_all(config.costs, config.pipeline.stages, config.pipeline.chunks);
   const double per_task = kRunBytesPerTask * (extended ? 3 : 1);
   tasks *= config.iterations.count;
   check_config_memory(config, static_cast<double>(tasks) * per_task,

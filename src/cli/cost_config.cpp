@@ -52,6 +52,8 @@ struct PartialCosts {
   std::optional<double> a2a_bytes;
   std::optional<std::uint32_t> a2a_per_pass;
   std::optional<TimeNs> forward_backward;
+  // Where the user gave them (for errors at the field; unset when derived).
+  std::optional<JsonCursor> a2a_bytes_at, a2a_per_pass_at, forward_backward_at;
 
   void apply(const PartialCosts& over) {
     const auto take = [](auto& field, const auto& other) {
@@ -76,6 +78,9 @@ struct PartialCosts {
     take(a2a_bytes, over.a2a_bytes);
     take(a2a_per_pass, over.a2a_per_pass);
     take(forward_backward, over.forward_backward);
+    take(a2a_bytes_at, over.a2a_bytes_at);
+    take(a2a_per_pass_at, over.a2a_per_pass_at);
+    take(forward_backward_at, over.forward_backward_at);
     if (over.offload) {
       if (!offload) offload.emplace();
       offload->apply(*over.offload);
@@ -190,12 +195,20 @@ PartialCosts read_cost_fields(const JsonCursor& c) {
   }
   if (auto x = c.find("recompute_forward")) p.recompute_forward = x->as_duration();
   if (auto x = c.find("recompute_activation")) p.recompute_activation = read_bytes(*x);
-  if (auto x = c.find("a2a_bytes")) p.a2a_bytes = read_bytes(*x);
+  if (auto x = c.find("a2a_bytes")) {
+    p.a2a_bytes = read_bytes(*x);
+    p.a2a_bytes_at = *x;
+  }
   if (auto x = c.find("a2a_per_pass")) {
     p.a2a_per_pass =
         static_cast<std::uint32_t>(read_integer(*x, kCostsSection.field("a2a_per_pass")));
+    p.a2a_per_pass_at = *x;
   }
-  if (auto x = c.find("forward_backward")) p.forward_backward = x->as_duration();
+  if (auto x = c.find("forward_backward")) {
+    p.forward_backward = x->as_duration();
+    if (*p.forward_backward <= 0) x->fail_expected("a duration above 0");
+    p.forward_backward_at = *x;
+  }
   if (auto x = c.find("offload")) {
     x->expect_object(kOffloadSection.keys());
     OffloadFields offload;
@@ -272,16 +285,20 @@ TimeNs expert_parallel_time(const Config& config, const PartialCosts& p, const J
   const std::uint32_t count = p.a2a_per_pass.value_or(0);
   if (count == 0) return 0;
   if (config.expert_parallel <= 1) {
-    where.fail(
+    p.a2a_per_pass_at.value_or(where).fail(
         fmt::format("a2a_per_pass is {} but there is no expert parallelism to all-to-all over: set "
                     "/parallelism/expert_parallel (the ranks of a MoE layer's all-to-all)",
                     count));
   }
   const simulator::Link& intra = config.simulation.intra_node;
   const simulator::Link& inter = config.simulation.inter_node;
+  // The expert-parallel ranks are data-parallel replicas, tensor_parallel ranks apart
+  // (Megatron-LM's rank order: tensor first), so a node holds gpus_per_node / TP of them.
+  const std::uint32_t per_node = std::max<std::uint32_t>(
+      1, config.gpus_per_node / std::max<std::uint32_t>(config.tensor_parallel, 1));
   const TimeNs one = parallel::pairwise_all_to_all_time(
-      p.a2a_bytes.value_or(0.0), config.expert_parallel, config.gpus_per_node,
-      {intra.latency, intra.bandwidth}, {inter.latency, inter.bandwidth});
+      p.a2a_bytes.value_or(0.0), config.expert_parallel, per_node, {intra.latency, intra.bandwidth},
+      {inter.latency, inter.bandwidth});
   if (static_cast<double>(one) * count > 1e18) {
     where.fail(fmt::format("{} all-to-alls of {} ns each would exceed 1e18 ns", count, one));
   }
@@ -721,6 +738,8 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
   config.offload = empty_offload(stages, chunks);
   std::vector<double> boundary_bytes(stages, 0.0);
   bool any_bytes = false;
+  bool any_a2a_count = false;              // some chunk runs all-to-alls
+  std::optional<JsonCursor> a2a_bytes_at;  // where a2a_bytes was given by hand, if anywhere
   for (std::uint32_t s = 0; s < stages; ++s) {
     for (std::uint32_t c = 0; c < chunks; ++c) {
       const PartialCosts& p = per_stage_chunk[s * chunks + c];
@@ -748,6 +767,17 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
       // combines them back, in F and, mirrored, in each backward; W has none.
       resolved.all_to_all = expert_parallel_time(config, p, where);
       resolved.forward_backward = p.forward_backward;
+      any_a2a_count = any_a2a_count || p.a2a_per_pass.value_or(0) > 0;
+      if (p.a2a_bytes_at && !a2a_bytes_at) a2a_bytes_at = p.a2a_bytes_at;
+      // A measured pair runs both tasks: it cannot be shorter than either alone.
+      if (p.forward_backward && *p.forward_backward < std::max(resolved.duration(TaskKind::F),
+                                                               resolved.duration(TaskKind::B))) {
+        p.forward_backward_at.value_or(where).fail(fmt::format(
+            "stage {} chunk {}: forward_backward {} ns is shorter than its F ({} ns) or B ({} "
+            "ns) alone; a pair runs both",
+            s, c, *p.forward_backward, resolved.duration(TaskKind::F),
+            resolved.duration(TaskKind::B)));
+      }
       resolve_offload(p, s, c, config, offload_where);
       config.data_parallel.gradient_bytes[std::size_t{s} * chunks + c] =
           p.gradient_bytes.value_or(0.0);
@@ -766,6 +796,11 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
     }
   }
   if (any_bytes) config.simulation.boundary_bytes = std::move(boundary_bytes);
+  if (a2a_bytes_at && !any_a2a_count) {
+    a2a_bytes_at->fail(
+        "a2a_bytes is given but no stage runs an all-to-all: give /costs/a2a_per_pass (2 per "
+        "MoE layer), or /model with experts");
+  }
   finish_offload(config, host_link, offload_where);
 
   config.costs.set_p2p_latency(config.simulation.p2p_latency);  // schedulers plan with it

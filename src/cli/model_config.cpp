@@ -64,8 +64,9 @@ void read_experts(const JsonCursor& c, model::Transformer& m) {
           "capacity_factor", "expert_imbalance"}) {
       if (auto x = c.find(key)) {
         x->fail(fmt::format(
-            "{} describes MoE layers: give /model/experts (routed experts per MoE layer) too",
-            key));
+            "{} describes MoE layers, but {}: give /model/experts (routed experts per MoE layer) "
+            "above 0",
+            key, c.has("experts") ? "experts is 0" : "there is no /model/experts"));
       }
     }
     // A dense model (or a MoE preset made dense with experts 0): no expert fields left over.

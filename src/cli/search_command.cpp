@@ -165,9 +165,9 @@ std::string html_table(const std::vector<explore::PlanResult>& plans) {
         "<tr><td>{}</td><td>{}</td><td>{}x{}x{}</td>{}<td>{} x {}</td><td>{}</td><td>{}</td>{}"
         "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
         i + 1, escape_html(p.schedule), p.pipeline, p.tensor_parallel, p.data_parallel,
-        ep ? fmt::format("<td>{}</td>", p.expert_parallel) : "", p.micro_batch_size, p.microbatches, p.chunks, escape_html(p.recompute),
-        offload ? fmt::format("<td>{:g}</td>", p.offload) : "", escape_html(p.placement),
-        escape_html(p.layers), format_duration(o.makespan),
+        ep ? fmt::format("<td>{}</td>", p.expert_parallel) : "", p.micro_batch_size, p.microbatches,
+        p.chunks, escape_html(p.recompute), offload ? fmt::format("<td>{:g}</td>", p.offload) : "",
+        escape_html(p.placement), escape_html(p.layers), format_duration(o.makespan),
         o.tokens_per_s ? fmt::format("{:.0f}", *o.tokens_per_s) : "-",
         o.mfu ? fmt::format("{:.1f}%", *o.mfu * 100) : "-", format_memory(o.peak_total_memory));
   }

@@ -159,9 +159,8 @@ std::string format_summary(const Config& config, const EventGraph& graph,
   }
   const std::size_t pairs = parallel::overlapped_pair_count(graph);
   if (a2a_sum.total == 0 && pairs > 0) {
-    line("pairs", fmt::format("{} overlapped forward-backward pairs, each run as one unit",
-                              pairs));
-  } else if (a2a_sum.total > 0) {
+    line("pairs", fmt::format("{} overlapped forward-backward pairs, each run as one unit", pairs));
+  } else if (a2a_sum.total > 0 || config.expert_parallel > 1) {
     line("all-to-all",
          fmt::format("{} over ep {}, {} exposed ({:.1f}%), {} hidden; {} overlapped pairs",
                      format_duration(a2a_sum.total), config.expert_parallel,

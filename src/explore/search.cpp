@@ -97,8 +97,8 @@ nlohmann::json plan_config(const Search& search, const Plan& plan,
       plan.schedule, plan.pipeline, plan.tensor_parallel, plan.data_parallel, plan.micro_batch_size,
       plan.microbatches, plan.chunks, plan.recompute,
       plan.offload > 0 ? fmt::format(", offload {:g}", plan.offload) : "",
-      plan.expert_parallel > 1 ? fmt::format(", ep {}", plan.expert_parallel) : "",
-      plan.placement, plan.layers);
+      plan.expert_parallel > 1 ? fmt::format(", ep {}", plan.expert_parallel) : "", plan.placement,
+      plan.layers);
   // The axis sets the ratio (and drops a budget); the base's other offload fields stay.
   if (!search.space.offload.empty()) {
     nlohmann::json& offload = config["costs"]["offload"];
@@ -131,6 +131,10 @@ nlohmann::json plan_config(const Search& search, const Plan& plan,
                            {"data_parallel", plan.data_parallel}};
   if (plan.expert_parallel > 1) config["parallelism"]["expert_parallel"] = plan.expert_parallel;
   nlohmann::json& network = config["network"];
+  // An all-to-all over more GPUs than a node holds crosses nodes.
+  if (plan.expert_parallel > 1 && !network.contains("gpus_per_node")) {
+    network["gpus_per_node"] = search.devices_per_node;
+  }
   if (!network.contains("devices_per_node")) {
     // Megatron's rank order: tensor, then data, then pipeline; a stage's GPUs are adjacent.
     const std::uint32_t group = plan.tensor_parallel * plan.data_parallel;
@@ -401,8 +405,8 @@ std::vector<Plan> enumerate_plans(const Search& search, SearchCounts& counts, bo
   const SearchSpace& space = search.space;
   const std::uint64_t leaves = std::uint64_t{space.micro_batch_size.size()} *
                                space.recompute.size() *
-                               std::max<std::size_t>(space.offload.size(), 1) * space.layers.size() *
-                               space.expert_parallel.size();
+                               std::max<std::size_t>(space.offload.size(), 1) *
+                               space.layers.size() * space.expert_parallel.size();
   std::uint64_t total_gpus = 0;
   for (const GpuType& g : search.gpus) total_gpus += g.count;
   // Without an offload axis, every plan offloads as the base says.
@@ -453,30 +457,30 @@ std::vector<Plan> enumerate_plans(const Search& search, SearchCounts& counts, bo
               for (const std::string& recompute : space.recompute) {
                 for (const double offload : offloads) {
                   for (const std::string& layers : space.layers) {
-                   for (const std::uint32_t ep : space.expert_parallel) {
-                    // Expert-parallel ranks are data-parallel replicas.
-                    const bool valid = divides && schedule_accepts(schedule, pp, m, chunks) &&
-                                       dp % ep == 0;
-                    if (!valid) {
-                      ++counts.pruned_divisibility;
-                      if (!keep_invalid || !divides) continue;
+                    for (const std::uint32_t ep : space.expert_parallel) {
+                      // Expert-parallel ranks are data-parallel replicas.
+                      const bool valid =
+                          divides && schedule_accepts(schedule, pp, m, chunks) && dp % ep == 0;
+                      if (!valid) {
+                        ++counts.pruned_divisibility;
+                        if (!keep_invalid || !divides) continue;
+                      }
+                      Plan plan;
+                      plan.schedule = schedule;
+                      plan.pipeline = pp;
+                      plan.tensor_parallel = tp;
+                      plan.data_parallel = dp;
+                      plan.micro_batch_size = mbs;
+                      plan.microbatches = m;
+                      plan.chunks = chunks;
+                      plan.recompute = recompute;
+                      plan.offload = offload;
+                      plan.layers = layers;
+                      plan.expert_parallel = ep;
+                      plan.placement = placement;
+                      plan.config = plan_config(search, plan, shares);
+                      plans.push_back(std::move(plan));
                     }
-                    Plan plan;
-                    plan.schedule = schedule;
-                    plan.pipeline = pp;
-                    plan.tensor_parallel = tp;
-                    plan.data_parallel = dp;
-                    plan.micro_batch_size = mbs;
-                    plan.microbatches = m;
-                    plan.chunks = chunks;
-                    plan.recompute = recompute;
-                    plan.offload = offload;
-                    plan.layers = layers;
-                    plan.expert_parallel = ep;
-                    plan.placement = placement;
-                    plan.config = plan_config(search, plan, shares);
-                    plans.push_back(std::move(plan));
-                   }
                   }
                 }
               }

@@ -57,8 +57,11 @@ double TaskCosts::memory_delta(TaskKind kind) const {
 
 TimeNs TaskCosts::pair_duration(TaskKind backward_kind, const TaskCosts& paired) const {
   if (forward_backward) return *forward_backward;
-  const TimeNs compute = duration(TaskKind::F) + paired.duration(backward_kind);
-  return std::max(compute, all_to_all + paired.all_to_all);
+  const TimeNs f = duration(TaskKind::F);
+  const TimeNs b = paired.duration(backward_kind);
+  // One compute stream, one communication stream, and each task's own chain (its compute
+  // waits for its own dispatch and combine): the longest of the four.
+  return std::max({f + b, all_to_all + paired.all_to_all, f + all_to_all, b + paired.all_to_all});
 }
 
 double TaskCosts::recomputed_memory_delta(TaskKind kind) const {

@@ -165,8 +165,8 @@ std::vector<AllToAllTime> all_to_all_time(const EventGraph& graph, const CostTab
   std::vector<AllToAllTime> out(graph.device_count());
   // Most graphs have neither: a byte search of the kind column says so (the summary asks).
   const std::span<const TaskKind> kinds = graph.kinds();
-  const bool a2a = std::memchr(kinds.data(), static_cast<int>(TaskKind::A2A), kinds.size()) !=
-                   nullptr;
+  const bool a2a =
+      std::memchr(kinds.data(), static_cast<int>(TaskKind::A2A), kinds.size()) != nullptr;
   if (!a2a && !graph.has_pairs()) return out;
   for (std::uint32_t t = 0; t < graph.task_count() && a2a; ++t) {
     if (graph.kind(TaskId{t}) != TaskKind::A2A) continue;

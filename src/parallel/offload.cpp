@@ -196,6 +196,7 @@ EventGraph add_offload(const EventGraph& graph, const OffloadSpec& spec) {
     s.lane = lanes[c.device.value][c.kind == TaskKind::D2H ? 0 : 1];
     s.duration = host_copy_time(entry_or(spec.host_link, c.device.value, HostLink{}), c.bytes);
     s.memory_delta = c.kind == TaskKind::D2H ? -c.bytes : c.bytes;
+    s.paired = false;
     id[k] = builder.add_task(s);
     if (c.after.valid()) builder.add_dependence(c.after, id[k]);
     if (c.pair != SIZE_MAX) builder.add_dependence(id[c.pair], id[k]);

@@ -49,6 +49,7 @@ EventGraph add_recompute(const EventGraph& graph, const CostTable& costs) {
     TaskSpec spec = graph.spec(TaskId{t});
     const TaskCosts& c = costs.at(spec.stage, spec.chunk);
     spec.kind = TaskKind::R;
+    spec.paired = false;
     spec.duration = c.duration(TaskKind::R);
     spec.memory_delta = c.recomputed_memory_delta(TaskKind::R);
     recompute_of[t] = builder.add_task(spec);

@@ -17,6 +17,7 @@
 #include "perflow/cli/config_schema.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/parallel/collectives.hpp"
+#include "perflow/parallel/expert_parallel.hpp"
 #include "perflow/simulator/simulate.hpp"
 
 namespace perflow::cli {
@@ -953,8 +954,14 @@ TEST(ModelConfig, MixtureOfExpertsErrorsNameThePointer) {
          d["model"].erase("experts");
          d["parallelism"].erase("expert_parallel");
        },
-       "cfg.json:/model/top_k: top_k describes MoE layers: give /model/experts (routed experts "
-       "per MoE layer) too"},
+       "cfg.json:/model/top_k: top_k describes MoE layers, but there is no /model/experts: give "
+       "/model/experts (routed experts per MoE layer) above 0"},
+      {[](auto& d) {
+         d["model"]["experts"] = 0;
+         d["parallelism"].erase("expert_parallel");
+       },
+       "cfg.json:/model/top_k: top_k describes MoE layers, but experts is 0: give "
+       "/model/experts (routed experts per MoE layer) above 0"},
       {[](auto& d) { d["model"].erase("top_k"); },
        "cfg.json:/model: missing required key 'top_k' (routed experts per token) with experts"},
       {[](auto& d) { d["model"]["top_k"] = 9; },
@@ -1032,7 +1039,8 @@ TEST(ExpertParallelConfig, ErrorsNameTheField) {
   auto doc = base();
   doc["costs"]["a2a_per_pass"] = 2;
   EXPECT_EQ(error_of(doc),
-            "cfg.json:/costs: a2a_per_pass is 2 but there is no expert parallelism to all-to-all "
+            "cfg.json:/costs/a2a_per_pass: a2a_per_pass is 2 but there is no expert parallelism to "
+            "all-to-all "
             "over: set /parallelism/expert_parallel (the ranks of a MoE layer's all-to-all)");
   doc = base();
   doc["parallelism"] = {{"data_parallel", 4}, {"expert_parallel", 8}};
@@ -1101,6 +1109,101 @@ TEST(ExpertParallelConfig, DualPipeHoldsTwiceTheParameters) {
                      one.devices[d].static_memory + one.devices[3 - d].static_memory);
   }
   EXPECT_DOUBLE_EQ(dual_total, 2 * one_total);
+}
+
+}  // namespace
+}  // namespace perflow::cli
+
+namespace perflow::cli {
+namespace {
+
+// DualPipe whose pairs overlap their all-to-alls (the simulate_dualpipe_pairs golden).
+nlohmann::json pairs_config() {
+  return nlohmann::json::parse(R"({
+    "pipeline": {"schedule": "dualpipe", "stages": 4, "microbatches": 8, "chunks": 2},
+    "parallelism": {"data_parallel": 8, "expert_parallel": 8},
+    "network": {"intra_node": {"bandwidth": "100GB/s", "latency": "1us"}},
+    "costs": {"forward": 1000, "backward": 1000, "weight": 500, "a2a_bytes": "40MB",
+              "a2a_per_pass": 2, "activation": 1}
+  })");
+}
+
+struct PairRun {
+  TimeNs makespan = 0;
+  std::size_t pairs = 0;
+};
+
+PairRun run_pairs(const nlohmann::json& doc) {
+  const Config c = parse_config(doc, "cfg.json");
+  const EventGraph g = build_graph(c);
+  return {simulate(c, g).metrics.makespan, parallel::overlapped_pair_count(g)};
+}
+
+// The pairs survive the other passes: /parts (filter and merge), lowered transfers (whose
+// SENDs are never paired), several iterations; activation offloading is refused.
+TEST(ExpertParallelConfig, PairsThroughTheOtherPasses) {
+  const PairRun single = run_pairs(pairs_config());
+  EXPECT_EQ(single.pairs, 12u);
+  EXPECT_EQ(single.makespan, 30'363'000);  // the golden's
+
+  auto parts = pairs_config();
+  parts["device_types"] =
+      nlohmann::json::parse(R"({"A": {"forward": 1000}, "B": {"forward": 1000}})");
+  parts["parts"] = nlohmann::json::parse(
+      R"([{"stages": "0-1", "device_type": "A"}, {"stages": "2-3", "device_type": "B"}])");
+  const PairRun merged = run_pairs(parts);
+  EXPECT_EQ(merged.pairs, single.pairs);
+  EXPECT_EQ(merged.makespan, single.makespan);
+
+  auto lowered = pairs_config();
+  lowered["simulation"] = {{"lower_communication", true}};
+  lowered["costs"]["boundary_bytes"] = "20MB";
+  EXPECT_EQ(run_pairs(lowered).pairs, single.pairs);
+
+  auto repeated = pairs_config();
+  repeated["simulation"] = {{"iterations", 2}};
+  EXPECT_EQ(run_pairs(repeated).pairs, 2 * single.pairs);
+
+  auto offloaded = pairs_config();
+  offloaded["network"]["host_link"] = {{"bandwidth", "4GB/s"}};
+  offloaded["costs"]["offload"] = {{"ratio", 0.5}};
+  EXPECT_EQ(error_of(offloaded),
+            "cfg.json:/costs/offload: dualpipe runs overlapped forward-backward pairs here (there "
+            "are all-to-alls or a costs.forward_backward to overlap), and activation offloading "
+            "is not supported with them yet: a pair would start before its backward's activation "
+            "is back");
+}
+
+// Measured pairs shorter than a task alone, a2a_bytes with no all-to-all to size, and
+// all-to-all groups that tensor parallelism spreads over nodes.
+TEST(ExpertParallelConfig, MoreChecks) {
+  auto doc = pairs_config();
+  doc["costs"]["forward_backward"] = 900;
+  EXPECT_EQ(error_of(doc),
+            "cfg.json:/costs/forward_backward: stage 0 chunk 0: forward_backward 900000 ns is "
+            "shorter than its F (1000000 ns) or B (1000000 ns) alone; a pair runs both");
+  doc["costs"]["forward_backward"] = 0;
+  EXPECT_EQ(error_of(doc), "cfg.json:/costs/forward_backward: expected a duration above 0, got 0");
+  doc = pairs_config();
+  doc["costs"].erase("a2a_per_pass");
+  EXPECT_EQ(error_of(doc),
+            "cfg.json:/costs/a2a_bytes: a2a_bytes is given but no stage runs an all-to-all: give "
+            "/costs/a2a_per_pass (2 per MoE layer), or /model with experts");
+  // TP 8 on nodes of 8: the 8 EP ranks are on 8 nodes, so the all-to-all crosses the
+  // inter-node link: 7 x 5 us + 7/8 x 80 MB at 50 GB/s = 35 + 1400 us (within a node it
+  // would be 7 x 1 us + 7/8 x 80 MB at 160 GB/s = 444.5 us).
+  nlohmann::json tp = nlohmann::json::parse(R"({
+    "pipeline": {"schedule": "1f1b", "stages": 2, "microbatches": 4},
+    "parallelism": {"data_parallel": 8, "expert_parallel": 8, "tensor_parallel": 8},
+    "network": {"gpus_per_node": 8,
+                "intra_node": {"bandwidth": "160GB/s", "latency": "1us"},
+                "inter_node": {"bandwidth": "50GB/s", "latency": "5us"}},
+    "costs": {"forward": 1000, "backward": 1000, "weight": 500, "a2a_bytes": "80MB",
+              "a2a_per_pass": 1}
+  })");
+  EXPECT_EQ(parse_config(tp, "cfg.json").costs.at(StageId{0}, 0).all_to_all, 1'435'000);
+  tp["parallelism"]["tensor_parallel"] = 1;
+  EXPECT_EQ(parse_config(tp, "cfg.json").costs.at(StageId{0}, 0).all_to_all, 444'500);
 }
 
 }  // namespace

@@ -102,8 +102,6 @@ TEST(Search, CountsOnASmallSpace) {
   }
 }
 
-// Offloading as an axis: every plan once per share; a share above 0 puts it in the plan's
-// costs, and without a host link the axis is refused.
 // A MoE model's search tries expert parallelism by default (powers of two dividing its
 // experts), keeps only degrees dividing each plan's DP, and sets /parallelism/expert_parallel.
 TEST(Search, ExpertParallelIsAnAxis) {
@@ -141,6 +139,8 @@ TEST(Search, ExpertParallelIsAnAxis) {
             (std::vector<std::uint32_t>{1}));
 }
 
+// Offloading as an axis: every plan once per share; a share above 0 puts it in the plan's
+// costs, and without a host link the axis is refused.
 TEST(Search, OffloadIsAnAxis) {
   const std::string gpus =
       R"({"H100": {"preset": "h100-sxm", "count": 4, "host_link": {"bandwidth": "64GB/s"}}})";

@@ -193,19 +193,40 @@ TEST(OverlappedPairs, OneUnitOverBothInputs) {
   EXPECT_EQ(pairs, 2u * (9 + 10 + 11 + 11));
 }
 
-// Derived pairs: the longer of the two computations and the two all-to-alls; never longer
-// than the two tasks with their all-to-alls in sequence. With the all-to-alls longer than the
-// compute, the difference is exposed.
+// Derived pairs: the longest of the two computations, the two all-to-alls, and each task's
+// compute with its own all-to-all; never longer than the two tasks with their all-to-alls in
+// sequence. What the pair lasts beyond the compute is exposed.
 TEST(OverlappedPairs, DerivedDurationAndExposure) {
   TaskCosts c{.forward = 1000, .backward = 1500, .weight = 500, .activation = 1};
   c.all_to_all = 800;
   EXPECT_EQ(c.pair_duration(TaskKind::BW, c), 3000);  // compute 1000 + 2000
   c.all_to_all = 1700;
-  EXPECT_EQ(c.pair_duration(TaskKind::BW, c), 3400);  // all-to-alls 2 x 1700
+  EXPECT_EQ(c.pair_duration(TaskKind::BW, c), 3700);  // the backward 2000 + its own 1700
   EXPECT_LE(c.pair_duration(TaskKind::BW, c), 1000 + 2000 + 2 * 1700);
   TaskCosts other = c;
   other.all_to_all = 100;
+  EXPECT_EQ(c.pair_duration(TaskKind::B, other), 2700);  // the F 1000 + its own 1700
+  c.all_to_all = 300;
+  other.all_to_all = 300;
   EXPECT_EQ(c.pair_duration(TaskKind::B, other), 2500);  // compute 1000 + 1500
+  // Never shorter than either task with its own all-to-all, over a grid.
+  for (const TimeNs f : {TimeNs{100}, TimeNs{1000}, TimeNs{3000}}) {
+    for (const TimeNs a : {TimeNs{0}, TimeNs{400}, TimeNs{2500}}) {
+      for (const TimeNs ab : {TimeNs{0}, TimeNs{900}}) {
+        TaskCosts x{.forward = f, .backward = 1500, .weight = 500};
+        x.all_to_all = a;
+        TaskCosts y{.forward = 700, .backward = 1200, .weight = 300};
+        y.all_to_all = ab;
+        const TimeNs pair = x.pair_duration(TaskKind::BW, y);
+        EXPECT_GE(pair, f + a);
+        EXPECT_GE(pair, 1500 + ab);
+        EXPECT_GE(pair, f + 1500);
+        EXPECT_GE(pair, a + ab);
+        EXPECT_LE(pair, f + a + 1500 + ab);
+      }
+    }
+  }
+  c.all_to_all = 1700;
 
   const CostTable costs(c);
   PipelineSpec spec = pipeline_spec("dualpipev", 4, 8, 2);
@@ -217,8 +238,8 @@ TEST(OverlappedPairs, DerivedDurationAndExposure) {
     // Every F and BW of the device: 2 chunks x 8 microbatches x 2 passes.
     const std::size_t pairs = plan.overlapped_pairs[d].size();
     EXPECT_EQ(time[d].total, 32 * 1700) << d;
-    // Unpaired tasks wait for all of theirs; a pair for 3400 - 3000 of its 3400.
-    EXPECT_EQ(time[d].exposed, TimeNs(32 - 2 * pairs) * 1700 + TimeNs(pairs) * 400) << d;
+    // Unpaired tasks wait for all of theirs; a pair for 3700 - 3000 of its 3400.
+    EXPECT_EQ(time[d].exposed, TimeNs(32 - 2 * pairs) * 1700 + TimeNs(pairs) * 700) << d;
     EXPECT_EQ(time[d].exposed + time[d].hidden(), time[d].total);
     std::size_t a2a_tasks = 0;
     for (std::uint32_t t = 0; t < g.task_count(); ++t) {

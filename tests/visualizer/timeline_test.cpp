@@ -358,7 +358,7 @@ TEST(Timeline, PairLabelFallsBackToItsForward) {
   const auto forward = boxes_of(svg, kForward);
   ASSERT_EQ(forward.size(), 5u);
   const Box& top = forward[3];
-  const Box& bottom = boxes_of(svg, kFused)[2];
+  const Box bottom = boxes_of(svg, kFused)[2];
   const Glyphs pair = glyphs_in(svg, {top.x0, top.y0, top.x1, bottom.y1});
   const std::string unpaired = run_with_pair(false).svg(options);
   const Glyphs alone = glyphs_in(unpaired, boxes_of(unpaired, kForward)[2]);

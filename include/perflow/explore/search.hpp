@@ -65,7 +65,7 @@ struct Plan {
   std::uint32_t microbatches = 1;
   std::uint32_t chunks = 1;
   std::string recompute;
-  double offload = 0;     ///< its /costs/offload/ratio
+  double offload = 0;  ///< its /costs/offload/ratio
   std::uint32_t expert_parallel = 1;
   std::string layers;     ///< the layer split
   std::string placement;  ///< e.g. "H100 x4, A100 x4" (stages per GPU type, first stage first)

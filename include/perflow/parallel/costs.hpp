@@ -37,7 +37,7 @@ struct TaskCosts {
   /// Expert parallelism: the all-to-all time of one F (its MoE layers' dispatches and
   /// combines, one after the other); each backward (B or BW) runs as much, mirrored (the
   /// gradient of a dispatch is a combine and the other way round); W none. An A2A task
-  /// holds it (parallel::add_expert_parallel).
+  /// holds it (parallel::add_all_to_all).
   TimeNs all_to_all = 0;
   /// An overlapped forward-backward pair whose F is this chunk's: its measured time
   /// (DeepSeek-V3's F&B); unset: derived (see pair_duration).
@@ -57,11 +57,12 @@ struct TaskCosts {
   /// The task's time, its launch overhead included (an A2A's: all_to_all).
   [[nodiscard]] TimeNs duration(TaskKind kind) const;
   /// The time of an overlapped pair of this chunk's F and a backward (`backward_kind`, with
-  /// costs `paired`): forward_backward when given; else the two computations back to back
-  /// or the two all-to-alls back to back, whichever is longer: each all-to-all hides behind
-  /// the other task's compute, as far as there is compute to hide it (DeepSeek-V3 report
-  /// section 3.2.1; Megatron-LM's EP all-to-all overlap). Never more than the two tasks
-  /// with their all-to-alls in sequence.
+  /// costs `paired`): forward_backward when given; else the longest of the two
+  /// computations back to back, the two all-to-alls back to back, and each task's compute
+  /// with its own all-to-all (which it waits for): each all-to-all hides behind the other
+  /// task's compute, as far as there is compute to hide it (DeepSeek-V3 report section
+  /// 3.2.1; Megatron-LM's EP all-to-all overlap). Never more than the two tasks with their
+  /// all-to-alls in sequence.
   [[nodiscard]] TimeNs pair_duration(TaskKind backward_kind, const TaskCosts& paired) const;
   /// Signed memory change when a task of `kind` runs, without recomputation: F allocates
   /// the activation, B frees `backward_frees` of it, W the rest (BW all of it).

@@ -13,6 +13,7 @@ inline TaskSpec transfer_task(const EventGraph& graph, TaskId like, TaskKind kin
   spec.duration = duration;
   spec.memory_delta = 0.0;
   spec.lane = lane;
+  spec.paired = false;  // a transfer is never half of an overlapped pair
   return spec;
 }
 

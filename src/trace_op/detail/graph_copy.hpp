@@ -29,9 +29,9 @@ inline void require_compute_lanes_only(const EventGraph& graph, const char* op) 
 }
 
 inline TaskSpec task_spec(const EventGraph& graph, TaskId t) {
-  return TaskSpec{graph.kind(t),         graph.device(t), graph.stage(t),
-                  graph.microbatch(t),   graph.chunk(t),  graph.duration(t),
-                  graph.memory_delta(t), LaneId{},        graph.iteration(t)};
+  TaskSpec spec = graph.spec(t);
+  spec.lane = LaneId{};  // the compute lane of its (possibly remapped) device
+  return spec;
 }
 
 inline TaskKey task_key(const EventGraph& graph, TaskId t) {
