@@ -251,13 +251,6 @@ EventGraph pipeline_graph(const Config& config, const parallel::PipelinePlan& pl
                                   "all-to-alls or a costs.forward_backward to overlap), and {}",
                                   config.pipeline.schedule, what));
   };
-  if (parallel::any_recompute(costs, plan.stages, plan.chunks)) {
-    // The mode comes from /training/recompute when /model sets it.
-    const bool from_training =
-        config.model && config.model->training.recompute != model::Recompute::None;
-    refuse(from_training ? "/training/recompute" : "/costs/recompute",
-           "recomputation is not supported with them yet: an R task would split a pair");
-  }
   const parallel::OffloadSpec& offload = config.offload;
   const bool offloads_activations =
       std::any_of(offload.ratio.begin(), offload.ratio.end(), [](double r) { return r > 0; }) ||

@@ -66,8 +66,18 @@ EventGraph add_recompute(const EventGraph& graph, const CostTable& costs) {
     if (recompute_of[t].valid()) builder.add_dependence(recompute_of[t], TaskId{t});
   }
   for (std::uint32_t l = 0; l < graph.lane_count(); ++l) {
-    for (const TaskId t : graph.program(LaneId{l})) {
-      if (recompute_of[t.value].valid()) builder.append_to_program(recompute_of[t.value]);
+    const auto program = graph.program(LaneId{l});
+    for (std::size_t i = 0; i < program.size(); ++i) {
+      const TaskId t = program[i];
+      // The backward of an overlapped pair recomputes before the pair: its R goes right
+      // before the pair's F, so the two stay one unit.
+      const TaskId next = i + 1 < program.size() ? program[i + 1] : TaskId{};
+      if (next.valid() && graph.paired(next) && recompute_of[next.value].valid()) {
+        builder.append_to_program(recompute_of[next.value]);
+      }
+      if (recompute_of[t.value].valid() && !graph.paired(t)) {
+        builder.append_to_program(recompute_of[t.value]);
+      }
       builder.append_to_program(t);
     }
   }

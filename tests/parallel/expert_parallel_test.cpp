@@ -13,6 +13,7 @@
 #include "../support/schedule_helpers.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/parallel/collectives.hpp"
+#include "perflow/parallel/recompute.hpp"
 #include "perflow/parallel/schedule_registry.hpp"
 #include "perflow/simulator/metrics.hpp"
 #include "perflow/simulator/simulate.hpp"
@@ -269,6 +270,61 @@ TEST(OverlappedPairs, OnlyWhenThereIsSomethingToOverlap) {
                               CostTable(measured)));
   EXPECT_TRUE(overlaps_pairs(plan_schedule(pipeline_spec("dualpipe", 4, 8, 2), CostTable(measured)),
                              CostTable(measured)));
+}
+
+}  // namespace
+}  // namespace perflow::parallel
+
+namespace perflow::parallel {
+namespace {
+
+// Recomputation with pairs: a pair's backward gets its R right before the pair's F, so the
+// pair stays one unit; every other backward gets it right before itself. A free R changes
+// no time; a costly one never shortens the step.
+TEST(OverlappedPairs, RecomputeBeforeThePair) {
+  for (const TimeNs r : {TimeNs{0}, TimeNs{300}}) {
+    TaskCosts c{.forward = 1000, .backward = 1000, .weight = 500, .activation = 10};
+    c.forward_backward = 2300;
+    c.recompute = true;
+    c.recompute_forward = r;
+    c.recompute_activation = 2;
+    const CostTable costs(c);
+    TaskCosts plain_costs = c;
+    plain_costs.recompute = false;
+    const CostTable plain(plain_costs);
+    const PipelineSpec spec = pipeline_spec("dualpipe", 4, 8, 2);
+    const PipelinePlan plan = plan_schedule(spec, costs);
+    const EventGraph paired = overlap_pairs(build_pipeline_graph(plan, costs), plan, costs);
+    const EventGraph g = add_recompute(paired, costs);
+    EXPECT_EQ(overlapped_pair_count(g), overlapped_pair_count(paired));
+    for (std::uint32_t d = 0; d < 4; ++d) {
+      const auto program = g.program(DeviceId{d});
+      for (std::size_t i = 0; i < program.size(); ++i) {
+        const TaskId t = program[i];
+        if (g.kind(t) != TaskKind::B && g.kind(t) != TaskKind::BW) continue;
+        // Its R: right before it, or right before its pair's F.
+        const std::size_t at = g.paired(t) ? i - 2 : i - 1;
+        ASSERT_GE(i, g.paired(t) ? 2u : 1u);
+        EXPECT_EQ(g.kind(program[at]), TaskKind::R) << g.label(t) << " on device " << d;
+        EXPECT_EQ(g.microbatch(program[at]), g.microbatch(t));
+        EXPECT_EQ(g.chunk(program[at]), g.chunk(t));
+        if (g.paired(t)) {
+          EXPECT_EQ(g.kind(program[i - 1]), TaskKind::F);
+        }
+      }
+    }
+    const auto with = simulator::simulate(g, {});
+    const auto without =
+        simulator::simulate(overlap_pairs(build_pipeline_graph(plan, plain), plan, plain), {});
+    if (r == 0) {
+      EXPECT_EQ(with.metrics.makespan, without.metrics.makespan);
+    } else {
+      EXPECT_GT(with.metrics.makespan, without.metrics.makespan);
+    }
+    for (std::uint32_t d = 0; d < 4; ++d) {
+      EXPECT_LT(with.metrics.devices[d].peak_memory, without.metrics.devices[d].peak_memory);
+    }
+  }
 }
 
 }  // namespace

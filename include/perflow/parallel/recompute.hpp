@@ -12,7 +12,9 @@ namespace perflow::parallel {
 /// over the backward's data dependences (it starts once the gradient has arrived, as a
 /// runtime's checkpointed backward does) and the backward waits for it. Memory: the
 /// recomputing chunks' F, R, B, W and BW change memory by TaskCosts::recomputed_memory_delta
-/// (F keeps less, R rebuilds, the backward frees both). Chunks without recomputation are left as
+/// (F keeps less, R rebuilds, the backward frees both). The backward of an overlapped pair
+/// (TaskSpec::paired) gets its R right before the pair's F instead, so the pair stays one
+/// unit and starts with the activation rebuilt. Chunks without recomputation are left as
 /// they are; a graph with none is returned unchanged. Original tasks keep their ids; R tasks
 /// follow. Needs program order (ScheduleError otherwise) and no R tasks yet.
 EventGraph add_recompute(const EventGraph& graph, const CostTable& costs);
