@@ -62,6 +62,11 @@ void print_models(bool json) {
                       {"sequence", m.sequence},
                       {"mlp", model::to_string(m.mlp)},
                       {"tied_embeddings", m.tied_embeddings},
+                      {"experts", m.experts},
+                      {"top_k", m.top_k},
+                      {"expert_ffn_hidden", m.expert_hidden()},
+                      {"shared_experts", m.shared_experts},
+                      {"first_dense_layers", m.layers - m.moe_layers()},
                       {"parameters", m.parameters()},
                       {"source", p.source}});
     }
