@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 RELEASE_DIR ?= build/release
 TEST_DIR ?= build/test
 
-.PHONY: run test deps test-deps configure-release bench gallery format format-check clean
+.PHONY: run test deps test-deps configure-release bench gallery format format-check clean python
 
 deps:
 	@./scripts/install-deps.sh
@@ -52,3 +52,8 @@ format-check:
 
 clean:
 	rm -rf build
+
+# The Python module (perflow), built next to the release CLI; import it with the line printed.
+python: configure-release
+	cmake --build $(RELEASE_DIR) -j $(JOBS) --target perflow_python
+	@echo "PYTHONPATH=$(abspath $(RELEASE_DIR))/python python3 -c 'import perflow'"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages PerFlow builds against, only those that are missing.
 # Safe to run repeatedly; uses sudo when not root. With --test, also what only the tests
-# use: a one-machine Slurm (slurm-wlm, munge) for the job-array sweep test, and Chromium
-# (headless) for the search report page.
+# use: a one-machine Slurm (slurm-wlm, munge) for the job-array sweep test, Chromium
+# (headless) for the search report page, and pytest for the Python module.
 set -euo pipefail
 
 packages=(
@@ -11,10 +11,10 @@ packages=(
   libcairo2-dev fonts-dejavu-core
   zlib1g-dev libsqlite3-dev libsimdjson-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  python3 python3-jsonschema
+  python3 python3-jsonschema python3-dev pybind11-dev
 )
 if [ "${1:-}" = "--test" ]; then
-  packages+=(slurm-wlm munge chromium)
+  packages+=(slurm-wlm munge chromium python3-pytest)
 fi
 
 missing=()
