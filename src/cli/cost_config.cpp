@@ -264,6 +264,15 @@ std::pair<std::uint32_t, std::uint32_t> read_stage_range(const JsonCursor& c,
   return {static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(last)};
 }
 
+// `count` collectives of `one` ns each, as one task's added time. Durations are at most
+// 1e18 ns; keeping every sum below 2^62 leaves the simulator room.
+TimeNs repeated(TimeNs one, std::uint32_t count, std::string_view what, const JsonCursor& where) {
+  if (static_cast<double>(one) * count > 1e18) {
+    where.fail(fmt::format("{} {} of {} ns each would exceed 1e18 ns", count, what, one));
+  }
+  return one * count;
+}
+
 // The all-reduce time one F or B adds under tensor parallelism; 0 at degree 1.
 TimeNs tensor_parallel_time(std::uint32_t degree, const simulator::Link& link,
                             const PartialCosts& p, const JsonCursor& where) {
@@ -271,12 +280,7 @@ TimeNs tensor_parallel_time(std::uint32_t degree, const simulator::Link& link,
   if (degree <= 1 || count == 0) return 0;
   const TimeNs one = parallel::ring_all_reduce_time(p.tp_allreduce_bytes.value_or(0.0), degree,
                                                     link.latency, link.bandwidth);
-  // Durations are at most 1e18 ns; keep every sum below 2^62.
-  if (static_cast<double>(one) * count > 1e18) {
-    where.fail(fmt::format("{} tensor-parallel all-reduces of {} ns each would exceed 1e18 ns",
-                           count, one));
-  }
-  return one * count;
+  return repeated(one, count, "tensor-parallel all-reduces", where);
 }
 
 // The all-to-all time one F or backward adds under expert parallelism: a2a_per_pass
@@ -299,10 +303,7 @@ TimeNs expert_parallel_time(const Config& config, const PartialCosts& p, const J
   const TimeNs one = parallel::pairwise_all_to_all_time(
       p.a2a_bytes.value_or(0.0), config.expert_parallel, per_node, {intra.latency, intra.bandwidth},
       {inter.latency, inter.bandwidth});
-  if (static_cast<double>(one) * count > 1e18) {
-    where.fail(fmt::format("{} all-to-alls of {} ns each would exceed 1e18 ns", count, one));
-  }
-  return one * count;
+  return repeated(one, count, "all-to-alls", where);
 }
 
 simulator::Link read_link(const JsonCursor& c) {

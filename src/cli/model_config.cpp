@@ -26,6 +26,11 @@ std::uint32_t read_model_integer(const JsonCursor& c, std::string_view name) {
   return static_cast<std::uint32_t>(read_integer(c, kModelSection.field(name)));
 }
 
+// /model's integer `name` into `out`, when given.
+void read_model_integer_into(const JsonCursor& c, std::string_view name, std::uint32_t& out) {
+  if (auto x = c.find(name)) out = read_model_integer(*x, name);
+}
+
 double read_model_number(const JsonCursor& c, std::string_view name) {
   const Field& field = kModelSection.field(name);
   const double x = c.as_number();
@@ -37,14 +42,11 @@ double read_model_number(const JsonCursor& c, std::string_view name) {
 
 // The mixture-of-experts fields of /model (over the preset's), checked against each other.
 void read_experts(const JsonCursor& c, model::Transformer& m) {
-  const auto integer = [&](std::string_view name, std::uint32_t& out) {
-    if (auto x = c.find(name)) out = read_model_integer(*x, name);
-  };
-  integer("experts", m.experts);
-  integer("top_k", m.top_k);
-  integer("expert_ffn_hidden", m.expert_ffn_hidden);
-  integer("shared_experts", m.shared_experts);
-  integer("first_dense_layers", m.first_dense_layers);
+  read_model_integer_into(c, "experts", m.experts);
+  read_model_integer_into(c, "top_k", m.top_k);
+  read_model_integer_into(c, "expert_ffn_hidden", m.expert_ffn_hidden);
+  read_model_integer_into(c, "shared_experts", m.shared_experts);
+  read_model_integer_into(c, "first_dense_layers", m.first_dense_layers);
   if (auto x = c.find("capacity_factor")) {
     m.capacity_factor = read_model_number(*x, "capacity_factor");
   }
@@ -135,19 +137,16 @@ model::Transformer read_transformer(const JsonCursor& c, std::string& preset_nam
     // A grouped-query preset keeps its key/value heads; a multi-head one follows `heads`.
     kv_given = p.model.kv_heads != p.model.heads;
   }
-  const auto integer = [&](std::string_view name, std::uint32_t& out) {
-    if (auto x = c.find(name)) out = read_model_integer(*x, name);
-  };
-  integer("layers", m.layers);
-  integer("hidden", m.hidden);
-  integer("ffn_hidden", m.ffn_hidden);
-  integer("heads", m.heads);
+  read_model_integer_into(c, "layers", m.layers);
+  read_model_integer_into(c, "hidden", m.hidden);
+  read_model_integer_into(c, "ffn_hidden", m.ffn_hidden);
+  read_model_integer_into(c, "heads", m.heads);
   if (auto x = c.find("kv_heads")) {
     m.kv_heads = read_model_integer(*x, "kv_heads");
     kv_given = true;
   }
-  integer("vocab", m.vocab);
-  integer("sequence", m.sequence);
+  read_model_integer_into(c, "vocab", m.vocab);
+  read_model_integer_into(c, "sequence", m.sequence);
   if (auto x = c.find("mlp")) {
     const auto mlp = model::parse_mlp(x->as_string());
     if (!mlp) x->fail_expected("\"gelu\" or \"swiglu\"");

@@ -1,6 +1,7 @@
 #include "perflow/core/event_graph.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 
@@ -295,6 +296,25 @@ std::string EventGraph::label(TaskId t) const {
       task_label(tasks_.kind[t.value], tasks_.microbatch[t.value], tasks_.chunk[t.value]);
   if (has_iterations()) text += fmt::format("@{}", tasks_.iteration[t.value]);
   return text;
+}
+
+TaskId EventGraph::pair_partner(TaskId t) const {
+  if (!has_pairs()) return TaskId{};
+  if (paired(t)) {
+    const auto before = predecessors(t);
+    return !before.empty() && before.front().kind() == EdgeKind::Order ? before.front().task()
+                                                                       : TaskId{};
+  }
+  const auto after = successors(t);
+  return !after.empty() && after.front().kind() == EdgeKind::Order && paired(after.front().task())
+             ? after.front().task()
+             : TaskId{};
+}
+
+bool EventGraph::has_kind(TaskKind kind) const {
+  static_assert(sizeof(TaskKind) == 1);
+  return !tasks_.kind.empty() &&
+         std::memchr(tasks_.kind.data(), static_cast<int>(kind), tasks_.kind.size()) != nullptr;
 }
 
 TaskSpec EventGraph::spec(TaskId t) const {

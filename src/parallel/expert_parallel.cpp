@@ -1,8 +1,6 @@
 #include "perflow/parallel/expert_parallel.hpp"
 
 #include <algorithm>
-#include <cstring>
-#include <span>
 #include <utility>
 
 #include <fmt/format.h>
@@ -12,25 +10,15 @@
 namespace perflow::parallel {
 
 bool any_all_to_all(const CostTable& costs, std::uint32_t stages, std::uint32_t chunks) {
-  for (std::uint32_t s = 0; s < stages; ++s) {
-    for (std::uint32_t c = 0; c < chunks; ++c) {
-      if (costs.at(StageId{s}, c).all_to_all > 0) return true;
-    }
-  }
-  return false;
+  return any_costs(costs, stages, chunks, [](const TaskCosts& c) { return c.all_to_all > 0; });
 }
 
 bool overlaps_pairs(const PipelinePlan& plan, const CostTable& costs) {
   const bool pairs = std::any_of(plan.overlapped_pairs.begin(), plan.overlapped_pairs.end(),
                                  [](const auto& positions) { return !positions.empty(); });
-  if (!pairs) return false;
-  for (std::uint32_t s = 0; s < plan.stages; ++s) {
-    for (std::uint32_t c = 0; c < plan.chunks; ++c) {
-      const TaskCosts& entry = costs.at(StageId{s}, c);
-      if (entry.all_to_all > 0 || entry.forward_backward) return true;
-    }
-  }
-  return false;
+  return pairs && any_costs(costs, plan.stages, plan.chunks, [](const TaskCosts& c) {
+           return c.all_to_all > 0 || c.forward_backward.has_value();
+         });
 }
 
 EventGraph overlap_pairs(const EventGraph& graph, const PipelinePlan& plan,
@@ -91,11 +79,11 @@ EventGraph overlap_pairs(const EventGraph& graph, const PipelinePlan& plan,
 namespace {
 
 // Whether task t of a compute program gets an A2A: an F, B or BW with all-to-all time that
-// is in no overlapped pair (`next` is the task after it in its program, if any).
-bool gets_all_to_all(const EventGraph& graph, const CostTable& costs, TaskId t, TaskId next) {
+// is in no overlapped pair.
+bool gets_all_to_all(const EventGraph& graph, const CostTable& costs, TaskId t) {
   const TaskKind kind = graph.kind(t);
   if (kind != TaskKind::F && kind != TaskKind::B && kind != TaskKind::BW) return false;
-  if (graph.paired(t) || (next.valid() && graph.paired(next))) return false;
+  if (graph.pair_partner(t).valid()) return false;
   return costs.at(graph.stage(t), graph.chunk(t)).all_to_all > 0;
 }
 
@@ -110,11 +98,9 @@ EventGraph add_all_to_all(const EventGraph& graph, const CostTable& costs) {
   std::vector<std::uint8_t> device_has(graph.device_count(), 0);
   std::size_t added = 0;
   for (std::uint32_t d = 0; d < graph.device_count(); ++d) {
-    const auto program = graph.program(DeviceId{d});
-    for (std::size_t i = 0; i < program.size(); ++i) {
-      const TaskId next = i + 1 < program.size() ? program[i + 1] : TaskId{};
-      if (!gets_all_to_all(graph, costs, program[i], next)) continue;
-      gets[program[i].value] = 1;
+    for (const TaskId t : graph.program(DeviceId{d})) {
+      if (!gets_all_to_all(graph, costs, t)) continue;
+      gets[t.value] = 1;
       device_has[d] = 1;
       ++added;
     }
@@ -163,30 +149,22 @@ std::size_t overlapped_pair_count(const EventGraph& graph) {
 
 std::vector<AllToAllTime> all_to_all_time(const EventGraph& graph, const CostTable& costs) {
   std::vector<AllToAllTime> out(graph.device_count());
-  // Most graphs have neither: a byte search of the kind column says so (the summary asks).
-  const std::span<const TaskKind> kinds = graph.kinds();
-  const bool a2a =
-      std::memchr(kinds.data(), static_cast<int>(TaskKind::A2A), kinds.size()) != nullptr;
+  // Most graphs have neither (the summary asks for every run).
+  const bool a2a = graph.has_kind(TaskKind::A2A);
   if (!a2a && !graph.has_pairs()) return out;
-  for (std::uint32_t t = 0; t < graph.task_count() && a2a; ++t) {
-    if (graph.kind(TaskId{t}) != TaskKind::A2A) continue;
-    AllToAllTime& device = out[graph.device(TaskId{t}).value];
-    device.total += graph.duration(TaskId{t});
-    device.exposed += graph.duration(TaskId{t});
-  }
-  if (!graph.has_pairs()) return out;
-  for (std::uint32_t d = 0; d < graph.device_count(); ++d) {
-    const auto program = graph.program(DeviceId{d});
-    for (std::size_t i = 1; i < program.size(); ++i) {
-      const TaskId b = program[i];
-      if (!graph.paired(b)) continue;
-      const TaskId f = program[i - 1];
+  for (std::uint32_t i = 0; i < graph.task_count(); ++i) {
+    const TaskId t{i};
+    AllToAllTime& device = out[graph.device(t).value];
+    if (graph.kind(t) == TaskKind::A2A) {
+      device.total += graph.duration(t);
+      device.exposed += graph.duration(t);
+    } else if (const TaskId f = graph.paired(t) ? graph.pair_partner(t) : TaskId{}; f.valid()) {
       const TaskCosts& cf = costs.at(graph.stage(f), graph.chunk(f));
-      const TaskCosts& cb = costs.at(graph.stage(b), graph.chunk(b));
+      const TaskCosts& cb = costs.at(graph.stage(t), graph.chunk(t));
       const TimeNs total = cf.all_to_all + cb.all_to_all;
-      const TimeNs compute = cf.duration(TaskKind::F) + cb.duration(graph.kind(b));
-      out[d].total += total;
-      out[d].exposed += std::clamp<TimeNs>(graph.duration(f) - compute, 0, total);
+      const TimeNs compute = cf.duration(TaskKind::F) + cb.duration(graph.kind(t));
+      device.total += total;
+      device.exposed += std::clamp<TimeNs>(graph.duration(f) - compute, 0, total);
     }
   }
   return out;

@@ -8,12 +8,7 @@
 namespace perflow::parallel {
 
 bool any_recompute(const CostTable& costs, std::uint32_t stages, std::uint32_t chunks) {
-  for (std::uint32_t s = 0; s < stages; ++s) {
-    for (std::uint32_t c = 0; c < chunks; ++c) {
-      if (costs.at(StageId{s}, c).recompute) return true;
-    }
-  }
-  return false;
+  return any_costs(costs, stages, chunks, [](const TaskCosts& c) { return c.recompute; });
 }
 
 EventGraph add_recompute(const EventGraph& graph, const CostTable& costs) {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 #include <fmt/format.h>
 
@@ -42,13 +41,6 @@ void check_time_range(const EventGraph& graph, const CommunicationCost& comm) {
   }
 }
 
-bool has_kind(const EventGraph& graph, TaskKind kind) {
-  const std::span<const TaskKind> kinds = graph.kinds();
-  static_assert(sizeof(TaskKind) == 1);
-  return !kinds.empty() &&
-         std::memchr(kinds.data(), static_cast<int>(kind), kinds.size()) != nullptr;
-}
-
 bool moves_data(const EventGraph& graph, TaskId from, const Adjacent& to) {
   if (to.kind() != EdgeKind::Data || graph.device(to.task()) == graph.device(from)) return false;
   const TaskKind from_kind = graph.kind(from);
@@ -63,7 +55,7 @@ CommunicationCost::CommunicationCost(const EventGraph& graph, const SimulationOp
       base_{transfer(options.intra_node, options.p2p_latency, 0),
             transfer(options.inter_node, options.p2p_latency, 0)},
       constant_(options.boundary_bytes.empty() && options.devices_per_node == 0),
-      free_edges_(has_kind(graph, TaskKind::Recv) || has_kind(graph, TaskKind::Sync)) {
+      free_edges_(graph.has_kind(TaskKind::Recv) || graph.has_kind(TaskKind::Sync)) {
   intra_.reserve(options.boundary_bytes.size());
   inter_.reserve(options.boundary_bytes.size());
   for (const double bytes : options.boundary_bytes) {

@@ -119,19 +119,23 @@ std::vector<TimeNs> iteration_finishes(const EventGraph& graph, const Trace& tra
   return finish;
 }
 
-// Recomputation and offloading, where the graph has them: per device its R time, its copies
-// (taken out of its communication) and its peak over time (copies run on another lane).
-void add_memory_saving(const EventGraph& graph, const Trace& trace,
-                       std::vector<DeviceMetrics>& devices) {
-  const bool recomputes = has_kind(graph, TaskKind::R);
-  const bool copies = has_kind(graph, TaskKind::D2H) || has_kind(graph, TaskKind::H2D);
-  if (!recomputes && !copies) return;
+// Recomputation, offloading and expert all-to-alls, where the graph has them: per device its
+// R time, its copies (taken out of its communication) and its peak over time (copies run on
+// another lane). An all-to-all is not pipeline or data-parallel traffic either: it leaves the
+// communication too (the report gives it on its own, parallel::all_to_all_time).
+void add_side_work(const EventGraph& graph, const Trace& trace,
+                   std::vector<DeviceMetrics>& devices) {
+  const bool recomputes = graph.has_kind(TaskKind::R);
+  const bool copies = graph.has_kind(TaskKind::D2H) || graph.has_kind(TaskKind::H2D);
+  const bool all_to_all = graph.has_kind(TaskKind::A2A);
+  if (!recomputes && !copies && !all_to_all) return;
   for (std::uint32_t l = 0; l < trace.lane_count() && l < graph.lane_count(); ++l) {
     DeviceMetrics& dm = devices[graph.lane_info(LaneId{l}).device.value];
     for (const TaskId t : trace.events(LaneId{l})) {
       const TaskKind kind = graph.kind(t);
       if (kind == TaskKind::R) dm.recompute += graph.duration(t);
       if (is_host_copy(kind)) dm.host_copy += graph.duration(t);
+      if (kind == TaskKind::A2A) dm.communication -= graph.duration(t);
     }
   }
   for (std::uint32_t d = 0; d < devices.size() && copies; ++d) {
@@ -141,19 +145,6 @@ void add_memory_saving(const EventGraph& graph, const Trace& trace,
     dm.peak_memory = 0;
     for (const MemoryPoint& p : activation_memory(graph, trace, DeviceId{d})) {
       dm.peak_memory = std::max(dm.peak_memory, p.value);
-    }
-  }
-}
-
-// An expert-parallel all-to-all is not pipeline or data-parallel traffic: it leaves the
-// devices' communication (the report gives it on its own, parallel::all_to_all_time).
-void take_out_all_to_all(const EventGraph& graph, const Trace& trace,
-                         std::vector<DeviceMetrics>& devices) {
-  if (!has_kind(graph, TaskKind::A2A)) return;
-  for (std::uint32_t l = graph.device_count(); l < trace.lane_count(); ++l) {
-    DeviceMetrics& dm = devices[graph.lane_info(LaneId{l}).device.value];
-    for (const TaskId t : trace.events(LaneId{l})) {
-      if (graph.kind(t) == TaskKind::A2A) dm.communication -= graph.duration(t);
     }
   }
 }
@@ -196,8 +187,7 @@ Metrics detail::compute_metrics(const EventGraph& graph, const Trace& trace,
   m.makespan = totals.makespan;
   m.dependency_bound = totals.dependency_bound;
   m.devices = std::move(totals.devices);
-  add_memory_saving(graph, trace, m.devices);
-  take_out_all_to_all(graph, trace, m.devices);
+  add_side_work(graph, trace, m.devices);
   double bubble_sum = 0;
   for (std::uint32_t d = 0; d < m.devices.size(); ++d) {
     DeviceMetrics& dm = m.devices[d];

@@ -30,7 +30,7 @@ Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options
   const std::span<const LaneId> lane = graph.lanes_of_tasks();
   const std::span<const TaskKind> kind = graph.kinds();
   // SEND and RECV on a compute lane: blocking transfers, counted apart from the busy time.
-  const bool blocking = has_kind(graph, TaskKind::Recv);
+  const bool blocking = graph.has_kind(TaskKind::Recv);
   const std::uint32_t devices = graph.device_count();
   totals.devices.assign(devices, DeviceMetrics{});
   std::vector<double> memory(devices, 0.0);

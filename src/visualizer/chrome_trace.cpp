@@ -248,7 +248,7 @@ std::string render_chrome_trace(const EventGraph& graph, const Trace& trace,
     const std::uint64_t pid = pid_of(graph.lane_info(LaneId{l}).device);
     const std::uint64_t tid = tid_of(LaneId{l});
     for (const TaskId t : trace.events(LaneId{l})) {
-      const TaskId partner = detail::pair_partner(graph, t);
+      const TaskId partner = graph.pair_partner(t);
       const detail::Span span = span_of(t);
       w.event([&](char* p) {
         const std::string_view kind = to_string(graph.kind(t));

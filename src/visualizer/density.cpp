@@ -113,7 +113,7 @@ LaneMarks lane_marks(const EventGraph& graph, const Trace& trace, std::span<cons
   OpenSpan run;   // finished spans alike enough to draw as one, not yet drawn
   const auto colour_of_task = [&](TaskId t) { return colour_of(graph.kind(t), graph.chunk(t)); };
   const auto box = [&](TaskId t, double x0, double x1) {
-    const TaskId pair = pair_partner(graph, t);
+    const TaskId pair = graph.pair_partner(t);
     if (pair.valid()) {
       out.marks.push_back({x0, x1, t, colour_of_task(t), 2, 0, 0, pair, colour_of_task(pair)});
     } else {
@@ -122,7 +122,7 @@ LaneMarks lane_marks(const EventGraph& graph, const Trace& trace, std::span<cons
   };
   const auto emit_run = [&] {
     if (run.tasks == 0) return;
-    if (run.tasks == 1 || (run.tasks == 2 && pair_partner(graph, run.first).valid())) {
+    if (run.tasks == 1 || (run.tasks == 2 && graph.pair_partner(run.first).valid())) {
       box(run.first, run.x0, run.x1);
       run = OpenSpan{};
       return;
@@ -171,7 +171,7 @@ LaneMarks lane_marks(const EventGraph& graph, const Trace& trace, std::span<cons
       span.x1 = x1;
       span.first = t;
     }
-    if (const TaskId pair = pair_partner(graph, t); pair.valid()) {
+    if (const TaskId pair = graph.pair_partner(t); pair.valid()) {
       span.add_pair(x0, x1, graph.kind(t), colour_of_task(t), graph.kind(pair),
                     colour_of_task(pair));
     } else {

@@ -193,6 +193,12 @@ class EventGraph {
   }
   /// True when some task is paired.
   [[nodiscard]] bool has_pairs() const { return !tasks_.paired.empty(); }
+  /// The other task of t's overlapped pair: for a paired task, the F before it in its lane's
+  /// program; for that F, the paired task after it; invalid when t is in no pair. O(1): a
+  /// program's order edge comes first in both adjacency lists.
+  [[nodiscard]] TaskId pair_partner(TaskId t) const;
+  /// True when some task is of `kind` (a byte search of the kind column).
+  [[nodiscard]] bool has_kind(TaskKind kind) const;
   /// Everything a builder said about task t (its TaskSpec).
   [[nodiscard]] TaskSpec spec(TaskId t) const;
   /// "F3.0"; with several iterations the iteration follows: "F3.0@1".

@@ -18,7 +18,8 @@ namespace perflow::parallel {
 /// 0. Throws ScheduleError beyond 1e18 ns.
 TimeNs ring_all_reduce_time(double bytes, std::uint32_t ranks, TimeNs latency, double bandwidth);
 
-/// One link class: latency per step and bandwidth (bytes/s; 0 means unlimited).
+/// One link class: latency per step (or transfer) and bandwidth (bytes/s; 0 means
+/// unlimited, latency only).
 struct LinkCost {
   TimeNs latency = 0;
   double bandwidth = 0;

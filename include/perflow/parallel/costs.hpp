@@ -102,4 +102,15 @@ class CostTable {
   std::vector<bool> present_;
 };
 
+/// True when `pred` holds for the costs of some (stage, chunk) of `stages` x `chunks`.
+template <typename Pred>
+bool any_costs(const CostTable& costs, std::uint32_t stages, std::uint32_t chunks, Pred pred) {
+  for (std::uint32_t s = 0; s < stages; ++s) {
+    for (std::uint32_t c = 0; c < chunks; ++c) {
+      if (pred(costs.at(StageId{s}, c))) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace perflow::parallel

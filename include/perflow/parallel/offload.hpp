@@ -6,14 +6,12 @@
 
 #include "perflow/core/event_graph.hpp"
 #include "perflow/core/time.hpp"
+#include "perflow/parallel/collectives.hpp"
 
 namespace perflow::parallel {
 
 /// A device's link to host memory (PCIe, or a chip-to-chip link such as NVLink-C2C).
-struct HostLink {
-  TimeNs latency = 0;
-  double bandwidth = 0;  ///< bytes per second; 0: unlimited (latency only)
-};
+using HostLink = LinkCost;
 
 /// What add_offload moves to host memory.
 struct OffloadSpec {

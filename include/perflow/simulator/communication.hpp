@@ -72,9 +72,6 @@ class CommunicationCost {
   bool free_edges_;  // the graph has RECV or SYNC tasks, whose dependences are free
 };
 
-/// True when `graph` has a task of `kind` (a byte search of its kind column).
-bool has_kind(const EventGraph& graph, TaskKind kind);
-
 /// Whether the dependence from -> to moves a result between devices: a data dependence
 /// across devices that is not a SYNC barrier's (which moves nothing) nor a transfer's own
 /// (from a SEND, into a RECV: already lowered). What lowering turns into transfer tasks.

@@ -7,24 +7,6 @@
 
 namespace perflow::visualizer::detail {
 
-/// The other task of t's overlapped forward-backward pair (TaskSpec::paired): for the pair's
-/// F, the paired backward after it in its lane's program; for the paired backward, that F;
-/// invalid when t is in no pair. Both ends of a program's order edge come first in the
-/// adjacency lists, so this is O(1).
-inline TaskId pair_partner(const EventGraph& graph, TaskId t) {
-  if (!graph.has_pairs()) return TaskId{};
-  if (graph.paired(t)) {
-    const auto before = graph.predecessors(t);
-    return !before.empty() && before.front().kind() == EdgeKind::Order ? before.front().task()
-                                                                       : TaskId{};
-  }
-  const auto after = graph.successors(t);
-  return !after.empty() && after.front().kind() == EdgeKind::Order &&
-                 graph.paired(after.front().task())
-             ? after.front().task()
-             : TaskId{};
-}
-
 /// The backward kind (B or BW) of the graph's first overlapped pair, for a legend's sample;
 /// BW when it has none.
 inline TaskKind pair_backward_kind(const EventGraph& graph) {
@@ -42,7 +24,7 @@ struct Span {
   TimeNs finish = 0;
 };
 inline Span shown_span(const EventGraph& graph, const Trace& trace, TaskId t) {
-  const TaskId first = graph.paired(t) ? pair_partner(graph, t) : t;
+  const TaskId first = graph.paired(t) ? graph.pair_partner(t) : t;
   const TaskId f = first.valid() ? first : t;
   return {trace.start_of(f), trace.finish_of(f)};
 }
