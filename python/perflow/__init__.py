@@ -1,42 +1,86 @@
 """PerFlow: predict how distributed LLM training performs, from Python.
 
-The same C++ core as the ``perflow`` command: ``simulate(config)`` returns exactly what
-``perflow simulate CONFIG --report`` writes, as Python objects.
+The same C++ core as the ``perflow`` command, in process:
+
+- configs, as the CLI reads them: ``simulate(config)`` returns exactly what
+  ``perflow simulate CONFIG --report`` writes, as Python objects; ``load_config(config)``
+  gives a ``Config`` whose ``simulate()`` is a ``Run``;
+- graphs, as the C++ API builds them: ``build_schedule`` with ``TaskCosts``, the trace
+  operators ``filter`` / ``merge`` / ``remap`` / ``scale``, ``simulate_graph`` (ordered or
+  greedy);
+- a ``Run``'s trace as NumPy columns (``run.columns()``, no copy), its metrics, and its
+  timeline (``to_svg()``, ``save("x.png")``, shown inline in a notebook).
+
+Durations are nanoseconds (ints) or strings with a unit ("1315us"). Errors are
+``perflow.Error`` subclasses carrying the CLI's message (file, JSON pointer, expectation).
 """
 
 import json
 import os
 
-from ._perflow import ConfigError, Error, schedules
 from . import _perflow
+from ._perflow import (KINDS, Config, ConfigError, CostTable, CycleError, Error,
+                       FormatError, Graph, IoError, Link, Part, ProfileError, ResourceError,
+                       Run, ScheduleError, TaskCosts, UnknownNameError, build_schedule, filter,
+                       format_duration, format_memory, merge, remap, scale, schedules,
+                       simulate_graph)
 
-__all__ = ["ConfigError", "Error", "schedules", "simulate", "simulate_json", "summary"]
+__all__ = [
+    "KINDS", "Config", "ConfigError", "CostTable", "CycleError", "Error", "FormatError",
+    "Graph", "IoError", "Link", "Part", "ProfileError", "ResourceError", "Run",
+    "ScheduleError", "TaskCosts", "UnknownNameError", "build_schedule", "filter",
+    "format_duration", "format_memory", "load_config", "merge", "remap", "scale", "schedules", "simulate", "simulate_graph",
+    "simulate_json", "summary",
+]
 
 
-def _config_args(config):
-    """(text, file, is_path) for the C++ side: a dict, JSON text, or a path."""
+def _overrides(set):  # noqa: A002 (the CLI's --set)
+    """The overrides as "POINTER=VALUE" strings, from a dict or a list of such strings."""
+    if set is None:
+        return []
+    if isinstance(set, dict):
+        return [f"{pointer}={json.dumps(value)}" for pointer, value in set.items()]
+    if isinstance(set, (list, tuple)) and all(isinstance(o, str) for o in set):
+        return list(set)
+    raise TypeError("set: expected a dict {pointer: value} or a list of 'POINTER=VALUE' "
+                    f"strings, found {type(set).__name__}")
+
+
+def load_config(config, set=None):  # noqa: A002
+    """A checked ``Config``, as ``perflow simulate`` reads it.
+
+    ``config`` is a dict, JSON text, or a path (str or ``os.PathLike``); errors name
+    ``<dict>``, ``<string>`` or the file. ``set`` overrides fields first, as ``--set`` does:
+    ``{"/pipeline/stages": 16}`` or ``["/pipeline/stages=16"]``. A ``Config`` is returned
+    as it is (without ``set``).
+    """
+    if isinstance(config, Config):
+        if set:
+            raise TypeError("set: a Config is already checked; pass the dict, text or path")
+        return config
+    overrides = _overrides(set)
     if isinstance(config, dict):
-        return json.dumps(config), "<dict>", False
+        return _perflow._load_config(json.dumps(config), "<dict>", False, overrides)
     if isinstance(config, os.PathLike):
-        return os.fspath(config), "", True
+        return _perflow._load_config(os.fspath(config), "", True, overrides)
     if isinstance(config, str):
         if config.lstrip().startswith("{"):
-            return config, "<string>", False
-        return config, "", True
-    raise TypeError(
-        f"a config is a dict, JSON text or a path, got {type(config).__name__}")
+            return _perflow._load_config(config, "<string>", False, overrides)
+        return _perflow._load_config(config, "", True, overrides)
+    raise TypeError("a config is a dict, JSON text, a path or a perflow.Config, found "
+                    f"{type(config).__name__}")
 
 
-def simulate_json(config):
+def simulate_json(config, set=None):  # noqa: A002
     """The report of ``config`` as JSON text, byte for byte the CLI's ``--report`` file."""
-    return _perflow._simulate_report(*_config_args(config))
+    return _perflow._report_json(load_config(config, set))
 
 
-def simulate(config):
-    """Simulates ``config`` (dict, JSON text or path); returns the ``--report`` document."""
-    return json.loads(simulate_json(config))
+def simulate(config, set=None):  # noqa: A002
+    """Simulates ``config`` (dict, JSON text, path or Config); the ``--report`` document."""
+    return json.loads(simulate_json(config, set))
 
 
-def summary(config):
+def summary(config, set=None):  # noqa: A002
     """The text summary ``perflow simulate CONFIG`` prints."""
-    return _perflow._simulate_summary(*_config_args(config))
+    return _perflow._summary(load_config(config, set))

@@ -58,3 +58,39 @@ def test_schedules_equal_the_cli(cli):
                                        capture_output=True, text=True).stdout)
     assert perflow.schedules() == listed
     assert "dualpipe" in [s["name"] for s in perflow.schedules()]
+
+
+def test_load_config_with_overrides_is_the_cli_set(source_dir, cli, tmp_path):
+    path = source_dir / "examples" / "heterogeneous_zbv.json"
+    out = tmp_path / "report.json"
+    subprocess.run([cli, "simulate", str(path), "--set", "/pipeline/microbatches=16",
+                    "--set", "/pipeline/schedule=zbv-auto", "--report", str(out)],
+                   check=True, capture_output=True)
+    config = perflow.load_config(path, set={"/pipeline/microbatches": 16,
+                                            "/pipeline/schedule": "zbv-auto"})
+    assert (config.schedule, config.stages, config.microbatches, config.chunks) == \
+        ("zbv-auto", 8, 16, 2)
+    assert config.file == str(path)
+    assert perflow.simulate_json(config) == out.read_text()
+    assert perflow.simulate_json(path, set=["/pipeline/microbatches=16",
+                                            "/pipeline/schedule=zbv-auto"]) == out.read_text()
+    assert perflow.load_config(config) is config
+    with pytest.raises(TypeError, match="already checked"):
+        perflow.load_config(config, set={"/pipeline/stages": 4})
+    with pytest.raises(TypeError, match="^set: expected a dict"):
+        perflow.load_config(path, set="/pipeline/stages=4")
+
+
+def test_errors_name_the_override_and_the_text():
+    document = {"pipeline": {"schedule": "1f1b", "stages": 4, "microbatches": 8},
+                "costs": {"forward": 1, "backward": 1, "weight": 1}}
+    with pytest.raises(perflow.ConfigError) as e:
+        perflow.load_config(document, set={"/pipeline/stages": 0})
+    assert str(e.value) == ("<dict>:/pipeline/stages: expected an integer in [1, 65536], got 0 "
+                            "(set by the override '/pipeline/stages=0')")
+    assert (e.value.file, e.value.pointer) == ("<dict>", "/pipeline/stages")
+    assert isinstance(e.value, ValueError)
+    with pytest.raises(perflow.ConfigError, match=r"^<string>:.*line 1"):
+        perflow.load_config('{"pipeline": ')
+    with pytest.raises(perflow.ConfigError, match="no-such.json"):
+        perflow.load_config("no-such.json")

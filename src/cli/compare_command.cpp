@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "detail/commands.hpp"
-#include "detail/device_display.hpp"
 #include "detail/output_paths.hpp"
 #include "perflow/cli/config.hpp"
+#include "perflow/cli/device_display.hpp"
 #include "perflow/cli/summary.hpp"
 #include "perflow/core/atomic_file.hpp"
 #include "perflow/core/units.hpp"

@@ -9,11 +9,11 @@
 #include <fmt/format.h>
 
 #include "detail/commands.hpp"
-#include "detail/device_display.hpp"
 #include "detail/output_paths.hpp"
 #include "detail/set_option.hpp"
 #include "detail/timeline_output.hpp"
 #include "perflow/cli/config.hpp"
+#include "perflow/cli/device_display.hpp"
 #include "perflow/cli/report.hpp"
 #include "perflow/cli/summary.hpp"
 #include "perflow/core/atomic_file.hpp"

@@ -25,7 +25,7 @@ void check_factor(double factor, std::string_view what) {
 
 EventGraph scale(const EventGraph& graph, const ScaleFactors& factors) {
   detail::require_compute_lanes_only(graph, "scale");
-  for (int k = 0; k < kTaskKindCount; ++k) {
+  for (std::size_t k = 0; k < factors.by_kind.size(); ++k) {
     check_factor(factors.by_kind[k], fmt::format("kind {}", to_string(static_cast<TaskKind>(k))));
   }
   const auto n = static_cast<std::uint32_t>(graph.task_count());
@@ -47,7 +47,7 @@ EventGraph scale(const EventGraph& graph, const ScaleFactors& factors) {
   // Every scaled duration below this converts to TimeNs exactly (the next double up is 2^63).
   constexpr double kLimit = 9223372036854774784.0;
   return detail::copy_graph(graph, graph.device_count(), [&](TaskId t, TaskSpec spec) {
-    double factor = factors.by_kind[static_cast<int>(spec.kind)];
+    double factor = factors.by_kind[static_cast<std::size_t>(spec.kind)];
     if (!factors.by_stage.empty()) factor *= factors.by_stage[spec.stage.value];
     const double scaled = static_cast<double>(spec.duration) * factor;
     if (!(scaled <= kLimit)) {

@@ -516,6 +516,14 @@ TEST(Scale, ByStageRoundsToTheNearestNanosecond) {
   }
 }
 
+TEST(Scale, EveryKindStartsAtOne) {
+  const ScaleFactors factors;
+  for (int k = 0; k < kTaskKindCount; ++k) {
+    EXPECT_EQ(factors.by_kind[static_cast<std::size_t>(k)], 1.0)
+        << to_string(static_cast<TaskKind>(k));
+  }
+}
+
 TEST(Scale, RefusesBadFactors) {
   const EventGraph g = parallel::build_schedule(spec_for("1f1b", 4, 4), {});
   ScaleFactors negative;

@@ -209,6 +209,9 @@ class EventGraph {
   [[nodiscard]] std::span<const TimeNs> durations() const { return tasks_.duration; }
   [[nodiscard]] std::span<const double> memory_deltas() const { return tasks_.memory_delta; }
   [[nodiscard]] std::span<const LaneId> lanes_of_tasks() const { return tasks_.lane; }
+  [[nodiscard]] std::span<const StageId> stages() const { return tasks_.stage; }
+  [[nodiscard]] std::span<const std::uint32_t> microbatches() const { return tasks_.microbatch; }
+  [[nodiscard]] std::span<const std::uint32_t> chunks() const { return tasks_.chunk; }
 
   [[nodiscard]] std::span<const Adjacent> predecessors(TaskId t) const {
     return {pred_.data() + pred_offset_[t.value], pred_.data() + pred_offset_[t.value + 1]};

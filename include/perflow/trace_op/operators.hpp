@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -63,7 +64,12 @@ EventGraph remap(const EventGraph& graph, std::span<const DeviceId> device_of);
 /// Multiplies durations for a quick what-if: by kind (F, B, W, BW) and, optionally, by stage
 /// (factor 1 where not given). Durations are rounded to the nearest nanosecond.
 struct ScaleFactors {
-  double by_kind[kTaskKindCount] = {1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0};
+  /// Indexed by TaskKind; every kind starts at 1 (a new kind cannot be left at 0).
+  std::array<double, kTaskKindCount> by_kind = [] {
+    std::array<double, kTaskKindCount> ones{};
+    ones.fill(1.0);
+    return ones;
+  }();
   std::vector<double> by_stage;  ///< empty, or one factor per stage
 };
 EventGraph scale(const EventGraph& graph, const ScaleFactors& factors);

@@ -6,10 +6,11 @@
 
 #include "perflow/cli/config.hpp"
 
-namespace perflow::cli::detail {
+namespace perflow::cli {
 
-/// What the pictures show per device, as the config says: its GPU type (empty when none is
-/// placed), the memory its stage holds throughout, and its capacity (0 when unknown).
+/// What the pictures (timelines, Chrome traces) show per device, as the config says: its GPU type
+/// (empty when none is placed), the memory its stage holds throughout, and its capacity (0 when
+/// unknown).
 struct DeviceDisplay {
   std::vector<std::string> labels;
   std::vector<double> static_memory;
@@ -18,4 +19,4 @@ struct DeviceDisplay {
 
 DeviceDisplay device_display(const Config& config, std::uint32_t devices);
 
-}  // namespace perflow::cli::detail
+}  // namespace perflow::cli

@@ -1,0 +1,307 @@
+// Simulations from Python: perflow.Run (a graph simulated ordered or greedy, or a config
+// simulated as `perflow simulate` does), its metrics, the trace as zero-copy NumPy columns,
+// and its pictures: the timeline (SVG, PNG, PDF; inline in a notebook) and the Chrome trace.
+#include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bindings.hpp"
+#include "perflow/cli/device_display.hpp"
+#include "perflow/cli/report.hpp"
+#include "perflow/cli/summary.hpp"
+#include "perflow/core/error.hpp"
+#include "perflow/core/units.hpp"
+#include "perflow/simulator/options.hpp"
+#include "perflow/visualizer/chrome_trace.hpp"
+#include "perflow/visualizer/timeline.hpp"
+
+namespace perflow::python {
+namespace {
+
+using simulator::Link;
+using simulator::SimulationOptions;
+
+Run simulate_graph(const GraphPtr& graph, const std::string& mode, const py::object& p2p_latency,
+                   std::uint32_t devices_per_node, const Link& intra_node, const Link& inter_node,
+                   const std::vector<double>& boundary_bytes) {
+  SimulationOptions options;
+  const std::optional<simulator::SimulationMode> parsed = simulator::parse_simulation_mode(mode);
+  if (!parsed) {
+    throw UnknownNameError("simulate: unknown mode '" + mode + "'; the modes are ordered, greedy");
+  }
+  options.mode = *parsed;
+  options.p2p_latency = duration_of(p2p_latency, "p2p_latency");
+  options.devices_per_node = devices_per_node;
+  options.intra_node = intra_node;
+  options.inter_node = inter_node;
+  options.boundary_bytes = boundary_bytes;
+  py::gil_scoped_release release;
+  Run run;
+  run.graph = graph;
+  run.result = simulator::simulate(*graph, options);
+  return run;
+}
+
+// How to draw a run: the keyword arguments of to_svg / to_png / save. Unset ones take what
+// the CLI shows for a config's run (its title, sizes, GPU types and memory), else nothing.
+struct Style {
+  std::optional<std::string> title;
+  std::optional<std::string> subtitle;
+  std::optional<std::vector<std::string>> device_labels;
+  bool memory_chart = false;
+  bool critical_path = false;
+  bool arrows = false;
+  double width = 1600;
+};
+
+visualizer::TimelineOptions timeline_options(const Run& run, const Style& style) {
+  visualizer::TimelineOptions options;
+  if (run.config) {
+    const cli::Config& config = *run.config;
+    const cli::DeviceDisplay display = cli::device_display(config, run.graph->device_count());
+    options.title = config.description.empty() ? config.pipeline.schedule : config.description;
+    options.subtitle = cli::describe_run(config, *run.graph);
+    options.device_labels = display.labels;
+    options.static_memory = display.static_memory;
+    options.memory_capacity = display.capacity;
+  }
+  if (style.title) options.title = *style.title;
+  if (style.subtitle) options.subtitle = *style.subtitle;
+  if (style.device_labels) options.device_labels = *style.device_labels;
+  options.memory_chart = style.memory_chart;
+  options.critical_path = style.critical_path;
+  options.dependency_arrows = style.arrows;
+  if (!(style.width >= 100 && style.width <= 100000)) {
+    throw py::value_error("width: expected points in [100, 100000], found " +
+                          std::to_string(style.width));
+  }
+  options.width = style.width;
+  return options;
+}
+
+std::string render(const Run& run, const Style& style, visualizer::ImageFormat format) {
+  const visualizer::TimelineOptions options = timeline_options(run, style);
+  py::gil_scoped_release release;
+  return visualizer::render_timeline(*run.graph, run.result.trace, run.result.metrics, options,
+                                     format);
+}
+
+const cli::Config& config_of(const Run& run, const char* what) {
+  if (!run.config) {
+    throw py::value_error(std::string(what) +
+                          ": this run simulated a graph; the report and summary need a config "
+                          "(perflow.load_config(...).simulate())");
+  }
+  return *run.config;
+}
+
+py::dict metrics_of(const simulator::Metrics& metrics) {
+  py::dict out;
+  out["makespan"] = metrics.makespan;
+  out["total_work"] = metrics.total_work;
+  out["bubble_ratio"] = metrics.bubble_ratio;
+  out["dependency_bound"] = metrics.dependency_bound;
+  out["iteration_time"] = metrics.iteration_time;
+  out["iteration_finish"] = metrics.iteration_finish;
+  std::vector<std::uint32_t> path;
+  path.reserve(metrics.critical_path.size());
+  for (const TaskId t : metrics.critical_path) path.push_back(t.value);
+  out["critical_path"] = path;
+  py::list devices;
+  for (const simulator::DeviceMetrics& d : metrics.devices) {
+    py::dict device;
+    device["device"] = d.device.value;
+    device["tasks"] = d.tasks;
+    device["busy"] = d.busy;
+    device["blocked"] = d.blocked;
+    device["communication"] = d.communication;
+    device["recompute"] = d.recompute;
+    device["host_copy"] = d.host_copy;
+    device["first_start"] = d.first_start;
+    device["last_finish"] = d.last_finish;
+    device["bubble_ratio"] = d.bubble_ratio;
+    device["peak_memory"] = d.peak_memory;
+    devices.append(device);
+  }
+  out["devices"] = devices;
+  return out;
+}
+
+// Adds the drawing methods; each takes the Style's keyword arguments.
+template <typename Class, typename Fn>
+void def_drawing(Class& cls, const char* name, Fn fn, const char* doc) {
+  cls.def(
+      name,
+      [fn](const Run& run, const std::optional<std::string>& title,
+           const std::optional<std::string>& subtitle,
+           const std::optional<std::vector<std::string>>& device_labels, bool memory_chart,
+           bool critical_path, bool arrows, double width) {
+        return fn(
+            run, Style{title, subtitle, device_labels, memory_chart, critical_path, arrows, width});
+      },
+      py::kw_only(), py::arg("title") = py::none(), py::arg("subtitle") = py::none(),
+      py::arg("device_labels") = py::none(), py::arg("memory_chart") = false,
+      py::arg("critical_path") = false, py::arg("arrows") = false, py::arg("width") = 1600.0, doc);
+}
+
+}  // namespace
+
+void bind_run(py::module_& m) {
+  py::class_<Link>(m, "Link", "A link class: latency plus bytes over bandwidth")
+      .def(py::init([](const py::object& latency, const py::object& bandwidth) {
+             Link link;
+             link.latency = duration_of(latency, "latency");
+             if (py::isinstance<py::str>(bandwidth)) {
+               const auto text = bandwidth.cast<std::string>();
+               try {
+                 link.bandwidth = parse_bandwidth(text);
+               } catch (const std::invalid_argument& e) {
+                 throw py::value_error("bandwidth: '" + text + "': " + e.what());
+               }
+             } else {
+               link.bandwidth = bandwidth.cast<double>();
+             }
+             if (!(link.bandwidth >= 0)) {
+               throw py::value_error("bandwidth: expected bytes per second >= 0 (0: unlimited)");
+             }
+             return link;
+           }),
+           py::arg("latency") = 0, py::arg("bandwidth") = 0.0)
+      .def_readonly("latency", &Link::latency, "ns")
+      .def_readonly("bandwidth", &Link::bandwidth, "bytes per second; 0: unlimited")
+      .def("__repr__", [](const Link& l) {
+        return "Link(latency=" + std::to_string(l.latency) +
+               ", bandwidth=" + std::string(py::repr(py::float_(l.bandwidth))) + ")";
+      });
+
+  py::class_<Run> run(m, "Run", "A simulated run: its graph, trace and metrics");
+  run.def_property_readonly("graph", [](const Run& r) { return r.graph; })
+      .def_property_readonly(
+          "makespan", [](const Run& r) { return r.result.metrics.makespan; }, "ns")
+      .def_property_readonly("bubble_ratio",
+                             [](const Run& r) { return r.result.metrics.bubble_ratio; })
+      .def_property_readonly(
+          "metrics", [](const Run& r) { return metrics_of(r.result.metrics); },
+          "makespan, bubble ratio, critical path, per-device busy time and peak memory (ns)")
+      .def_property_readonly(
+          "config", [](const Run& r) { return r.config; },
+          "The Config it came from, or None for a graph simulated directly")
+      .def(
+          "columns",
+          [](const py::object& self) {
+            const auto& r = self.cast<const Run&>();
+            const EventGraph& g = *r.graph;
+            const std::size_t n = g.task_count();
+            py::dict c;
+            c["device"] = id_view(self, g.devices());
+            c["lane"] = id_view(self, g.lanes_of_tasks());
+            c["kind"] = view(self, g.kinds().data(), n, "uint8");
+            c["microbatch"] = view(self, g.microbatches().data(), n, "uint32");
+            c["chunk"] = view(self, g.chunks().data(), n, "uint32");
+            c["stage"] = id_view(self, g.stages());
+            c["start"] = view(self, r.result.trace.start.data(), n, "int64");
+            c["end"] = view(self, r.result.trace.finish.data(), n, "int64");
+            return c;
+          },
+          "The trace as read-only NumPy columns over the run's own memory (no copy), one row "
+          "per task: device, lane, kind (an index into perflow.KINDS), microbatch, chunk, "
+          "stage, start, end (ns). pandas.DataFrame(run.columns()) is a table of it")
+      .def(
+          "report_json",
+          [](const Run& r) {
+            const cli::Config& config = config_of(r, "report_json");
+            py::gil_scoped_release release;
+            return cli::render_report(config, *r.graph, r.result);
+          },
+          "The --report JSON text, byte for byte what `perflow simulate --report` writes")
+      .def(
+          "report",
+          [](const Run& r) {
+            const cli::Config& config = config_of(r, "report");
+            std::string text;
+            {
+              py::gil_scoped_release release;
+              text = cli::render_report(config, *r.graph, r.result);
+            }
+            return py::module_::import("json").attr("loads")(text);
+          },
+          "The --report document as Python objects")
+      .def(
+          "summary",
+          [](const Run& r) {
+            const cli::Config& config = config_of(r, "summary");
+            py::gil_scoped_release release;
+            return cli::format_summary(config, *r.graph, r.result);
+          },
+          "The text summary `perflow simulate` prints")
+      .def(
+          "chrome_trace",
+          [](const Run& r, const std::optional<std::vector<std::string>>& device_labels) {
+            visualizer::ChromeTraceOptions options;
+            if (r.config) {
+              options.device_labels =
+                  cli::device_display(*r.config, r.graph->device_count()).labels;
+            }
+            if (device_labels) options.device_labels = *device_labels;
+            py::gil_scoped_release release;
+            return visualizer::render_chrome_trace(*r.graph, r.result.trace, options);
+          },
+          py::kw_only(), py::arg("device_labels") = py::none(),
+          "The trace as Chrome trace event JSON (Perfetto, chrome://tracing), as "
+          "`perflow simulate --chrome-trace` writes it");
+  def_drawing(
+      run, "to_svg",
+      [](const Run& r, const Style& s) { return render(r, s, visualizer::ImageFormat::Svg); },
+      "The timeline as SVG text (for a config's run, the CLI's --timeline picture)");
+  def_drawing(
+      run, "_repr_svg_",
+      [](const Run& r, const Style& s) { return render(r, s, visualizer::ImageFormat::Svg); },
+      "The timeline shown inline in a notebook");
+  def_drawing(
+      run, "to_png",
+      [](const Run& r, const Style& s) {
+        return py::bytes(render(r, s, visualizer::ImageFormat::Png));
+      },
+      "The timeline as PNG bytes");
+  run.def(
+      "save",
+      [](const Run& r, const std::filesystem::path& path, const std::optional<std::string>& title,
+         const std::optional<std::string>& subtitle,
+         const std::optional<std::vector<std::string>>& device_labels, bool memory_chart,
+         bool critical_path, bool arrows, double width) {
+        const visualizer::TimelineOptions options = timeline_options(
+            r, Style{title, subtitle, device_labels, memory_chart, critical_path, arrows, width});
+        py::gil_scoped_release release;
+        visualizer::write_timeline(path, *r.graph, r.result.trace, r.result.metrics, options);
+      },
+      py::arg("path"), py::kw_only(), py::arg("title") = py::none(),
+      py::arg("subtitle") = py::none(), py::arg("device_labels") = py::none(),
+      py::arg("memory_chart") = false, py::arg("critical_path") = false, py::arg("arrows") = false,
+      py::arg("width") = 1600.0,
+      "Writes the timeline; the extension picks the format (.svg, .png, .pdf); atomic");
+  run.def("__repr__", [](const Run& r) {
+    return "<perflow.Run " + std::to_string(r.graph->task_count()) + " tasks, makespan " +
+           format_duration(r.result.metrics.makespan) + ">";
+  });
+
+  m.def("simulate_graph", &simulate_graph, py::arg("graph"), py::kw_only(),
+        py::arg("mode") = "ordered", py::arg("p2p_latency") = 0, py::arg("devices_per_node") = 0,
+        py::arg("intra_node") = Link{}, py::arg("inter_node") = Link{},
+        py::arg("boundary_bytes") = std::vector<double>{},
+        "Simulates a graph: 'ordered' runs each device's program in order, 'greedy' starts "
+        "the ready task of highest priority (the prototype's simulator); a Run");
+  auto graph = py::reinterpret_borrow<py::class_<EventGraph, GraphPtr>>(m.attr("Graph"));
+  graph.def("simulate", &simulate_graph, py::kw_only(), py::arg("mode") = "ordered",
+            py::arg("p2p_latency") = 0, py::arg("devices_per_node") = 0,
+            py::arg("intra_node") = Link{}, py::arg("inter_node") = Link{},
+            py::arg("boundary_bytes") = std::vector<double>{}, "perflow.simulate_graph");
+}
+
+}  // namespace perflow::python

@@ -1,0 +1,106 @@
+// Configs as the CLI reads them: perflow.Config (load_config), its graph and simulation,
+// and the report and summary `perflow simulate` writes; the schedule list.
+#include <pybind11/stl.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "bindings.hpp"
+#include "perflow/cli/config_overrides.hpp"
+#include "perflow/cli/report.hpp"
+#include "perflow/cli/summary.hpp"
+#include "perflow/core/json_cursor.hpp"
+#include "perflow/parallel/schedule_registry.hpp"
+
+namespace perflow::python {
+namespace {
+
+// A config from JSON text (`file` names it in messages) or from a path, with `overrides`
+// ("POINTER=VALUE", as `--set` takes them) applied first.
+ConfigPtr load(const std::string& text, const std::string& file, bool is_path,
+               const std::vector<std::string>& overrides) {
+  std::vector<cli::ConfigOverride> parsed;
+  for (const std::string& o : overrides) {
+    parsed.push_back(cli::parse_override(o));
+    parsed.back().origin = "the override";
+  }
+  if (is_path) return std::make_shared<cli::Config>(cli::load_config(text, parsed));
+  return std::make_shared<cli::Config>(
+      cli::parse_config(parse_json_text(text, file), file, parsed));
+}
+
+// Builds and simulates a config: what `perflow simulate` does before it writes anything.
+Run run_of(const ConfigPtr& config) {
+  Run run;
+  run.config = config;
+  run.graph = std::make_shared<EventGraph>(cli::build_graph(*config));
+  run.result = cli::simulate(*config, *run.graph);
+  return run;
+}
+
+}  // namespace
+
+void bind_study(py::module_& m) {
+  const auto released = py::call_guard<py::gil_scoped_release>();
+
+  py::class_<cli::Config, ConfigPtr>(m, "Config",
+                                     "A checked config, as `perflow simulate` reads it "
+                                     "(perflow.load_config makes one)")
+      .def_property_readonly("file", [](const cli::Config& c) { return c.file; })
+      .def_property_readonly("description", [](const cli::Config& c) { return c.description; })
+      .def_property_readonly("schedule", [](const cli::Config& c) { return c.pipeline.schedule; })
+      .def_property_readonly("stages", [](const cli::Config& c) { return c.pipeline.stages; })
+      .def_property_readonly("microbatches",
+                             [](const cli::Config& c) { return c.pipeline.microbatches; })
+      .def_property_readonly("chunks", [](const cli::Config& c) { return c.pipeline.chunks; })
+      .def(
+          "graph",
+          [](const ConfigPtr& c) -> GraphPtr {
+            return std::make_shared<EventGraph>(cli::build_graph(*c));
+          },
+          released, "The config's task graph (pipeline, parallelism, iterations), not simulated")
+      .def("simulate", &run_of, released,
+           "Builds and simulates the config: a Run with its report, summary and timeline")
+      .def("__repr__", [](const cli::Config& c) {
+        return "<perflow.Config " + c.pipeline.schedule +
+               " p=" + std::to_string(c.pipeline.stages) +
+               " m=" + std::to_string(c.pipeline.microbatches) +
+               " v=" + std::to_string(c.pipeline.chunks) +
+               (c.file.empty() ? "" : " from " + c.file) + ">";
+      });
+
+  m.def("_load_config", &load, py::arg("text"), py::arg("file"), py::arg("is_path"),
+        py::arg("overrides"), released,
+        "A Config from JSON text (named `file` in messages) or a path, with overrides");
+  m.def(
+      "_report_json",
+      [](const ConfigPtr& config) {
+        const Run run = run_of(config);
+        return cli::render_report(*config, *run.graph, run.result);
+      },
+      released, "The --report JSON text of a config");
+  m.def(
+      "_summary",
+      [](const ConfigPtr& config) {
+        const Run run = run_of(config);
+        return cli::format_summary(*config, *run.graph, run.result);
+      },
+      released, "The text summary `perflow simulate` prints");
+  m.def(
+      "schedules",
+      [] {
+        py::list out;
+        for (const auto& s : parallel::builtin_schedules().all()) {
+          py::dict entry;
+          entry["name"] = s.name;
+          entry["description"] = s.description;
+          entry["constraints"] = s.constraints;
+          out.append(entry);
+        }
+        return out;
+      },
+      "Every built-in schedule: name, description and constraints (`perflow schedules`)");
+}
+
+}  // namespace perflow::python

@@ -1,0 +1,127 @@
+"""A Run from Python: its columns, metrics and pictures against what the CLI writes."""
+import json
+import subprocess
+from decimal import Decimal
+
+import numpy as np
+import pytest
+
+import perflow
+
+
+def cli_outputs(cli, config, tmp_path, *args):
+    subprocess.run([cli, "simulate", str(config), *args], check=True, capture_output=True,
+                   cwd=tmp_path)
+
+
+def test_columns_are_views_without_copies(source_dir):
+    run = perflow.load_config(source_dir / "examples" / "1f1b.json").simulate()
+    first, second = run.columns(), run.columns()
+    assert list(first) == ["device", "lane", "kind", "microbatch", "chunk", "stage", "start",
+                           "end"]
+    for name in first:
+        assert len(first[name]) == run.graph.task_count
+        assert np.shares_memory(first[name], second[name]), name
+        with pytest.raises(ValueError):
+            first[name][0] = 1
+    end = first["end"]
+    del run, first, second
+    # The column keeps the run's memory alive.
+    assert int(end.max()) > 0
+
+
+def test_columns_equal_the_chrome_trace(source_dir, cli, tmp_path):
+    """Every complete event of the CLI's Chrome trace is one row of the columns, with the same
+    device, lane, kind, stage and times (a run with data-parallel lanes)."""
+    config = source_dir / "examples" / "llama70b_3d_parallel.json"
+    cli_outputs(cli, config, tmp_path, "--chrome-trace", "trace.json")
+    text = (tmp_path / "trace.json").read_text()
+    run = perflow.load_config(config).simulate()
+    assert run.chrome_trace() == text
+
+    events = json.loads(text, parse_float=Decimal)["traceEvents"]
+    from_trace = sorted(
+        (e["name"], e["pid"] - 1, e["tid"] - 1, e["cat"], e["args"]["stage"],
+         int(Decimal(e["ts"]) * 1000), int((Decimal(e["ts"]) + Decimal(e["dur"])) * 1000))
+        for e in events if e["ph"] == "X")
+    c = run.columns()
+    graph = run.graph
+    from_columns = sorted(
+        (graph.label(t), int(c["device"][t]), int(c["lane"][t]), perflow.KINDS[c["kind"][t]],
+         int(c["stage"][t]), int(c["start"][t]), int(c["end"][t]))
+        for t in range(graph.task_count))
+    assert len(from_trace) == graph.task_count == 2520
+    assert from_columns == from_trace
+    assert {graph.lanes[lane][1] for lane in c["lane"]} >= {"compute", "dp all-reduce"}
+
+
+def test_metrics_equal_the_report(source_dir):
+    run = perflow.load_config(source_dir / "examples" / "heterogeneous_zbv.json").simulate()
+    report = run.report()
+    assert report == perflow.simulate(source_dir / "examples" / "heterogeneous_zbv.json")
+    m = run.metrics
+    assert m["makespan"] == report["makespan_ns"] == run.makespan
+    assert m["bubble_ratio"] == report["bubble_ratio"] == run.bubble_ratio
+    assert m["dependency_bound"] == report["dependency_bound_ns"]
+    assert m["total_work"] == report["total_work_ns"]
+    for device, in_report in zip(m["devices"], report["devices"]):
+        assert device["busy"] == in_report["busy_ns"]
+        assert device["peak_memory"] == in_report["peak_memory"]
+        assert device["last_finish"] == in_report["last_end_ns"]
+    # The critical path is a chain from 0 to the makespan.
+    c = run.columns()
+    path = m["critical_path"]
+    assert c["start"][path[0]] == 0 and c["end"][path[-1]] == run.makespan
+    assert all(c["end"][a] <= c["start"][b] for a, b in zip(path, path[1:]))
+
+
+@pytest.mark.parametrize("flags", [[], ["--memory-chart", "--critical-path", "--arrows"]])
+def test_flagship_timeline_equals_the_cli(source_dir, cli, tmp_path, flags):
+    config = source_dir / "examples" / "heterogeneous_zbv.json"
+    cli_outputs(cli, config, tmp_path, "--svg", "cli.svg", *flags)
+    run = perflow.load_config(config).simulate()
+    style = dict(memory_chart="--memory-chart" in flags, critical_path="--critical-path" in flags,
+                 arrows="--arrows" in flags)
+    expected = (tmp_path / "cli.svg").read_text()
+    assert run.to_svg(**style) == expected
+    run.save(tmp_path / "py.svg", **style)
+    assert (tmp_path / "py.svg").read_text() == expected
+    if not flags:
+        assert run._repr_svg_() == expected
+
+
+def test_png_equals_the_cli(source_dir, cli, tmp_path):
+    config = source_dir / "examples" / "1f1b.json"
+    cli_outputs(cli, config, tmp_path, "--timeline", "cli.png")
+    run = perflow.load_config(config).simulate()
+    png = run.to_png()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert png == (tmp_path / "cli.png").read_bytes()
+    run.save(str(tmp_path / "py.png"))
+    assert (tmp_path / "py.png").read_bytes() == png
+
+
+def test_a_graph_run_draws_with_given_captions():
+    g = perflow.build_schedule("1f1b", stages=2, microbatches=2,
+                               costs=perflow.TaskCosts(forward=10, backward=20))
+    run = g.simulate()
+    # Text is drawn as glyphs: the captions show as different bytes, the same each time.
+    svg = run.to_svg(title="two stages", device_labels=["H100", "A100"])
+    assert svg.startswith("<?xml") and svg.endswith("</svg>\n")
+    assert svg == run.to_svg(title="two stages", device_labels=["H100", "A100"])
+    assert svg != run.to_svg() != run.to_svg(title="two stages")
+    with pytest.raises(ValueError, match="the report and summary need a config"):
+        run.report()
+    with pytest.raises(ValueError, match="^width: expected points"):
+        run.to_svg(width=1)
+    assert run.config is None and repr(run) == "<perflow.Run 8 tasks, makespan 90ns>"
+
+
+def test_save_refuses_unknown_formats_and_unwritable_paths(tmp_path):
+    run = perflow.build_schedule("gpipe", stages=2, microbatches=2).simulate()
+    with pytest.raises(perflow.UnknownNameError, match=r"\.gif"):
+        run.save(tmp_path / "x.gif")
+    with pytest.raises(perflow.IoError) as e:
+        run.save(tmp_path / "missing" / "x.svg")
+    assert isinstance(e.value, OSError) and "missing" in str(e.value)
+    assert not (tmp_path / "x.gif").exists()
