@@ -1,4 +1,4 @@
-// Pins the automatic planners' output (zb, zbv-auto, v-half, v-min): for a grid of sizes,
+// Pins the planners' output (zb, zbv-auto, v-half, v-min, 1f1b-v): for a grid of sizes,
 // cost sets (equal and unequal F/B/W, point-to-point latency, partial backward frees,
 // per-stage costs) and memory limits, a hash of every device's program order, or the error
 // text of a refusal, must equal the line recorded in tests/parallel/planner_pins/<name>.txt.
@@ -112,6 +112,13 @@ Grid grid_for(const std::string& schedule) {
             },
             {{64, 256}, {200, 24}}};
   }
+  if (schedule == "1f1b-v") {  // unit slots, costs unused, no memory limit
+    return {{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 16, 17, 31, 32, 48, 64},
+            {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 17, 33, 64},
+            {0},
+            [](std::uint32_t) { return std::vector<double>{0}; },
+            {{256, 8}, {100, 300}, {333, 9}, {1024, 4}}};
+  }
   // v-half, v-min: unit slots, costs unused; a limit below the peak is refused.
   return {{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 16, 17, 31, 32, 48, 64},
           {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 17, 33, 64},
@@ -197,7 +204,7 @@ TEST_P(PlannerPins, OrdersEqualTheRecordedOnes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Automatic, PlannerPins,
-                         ::testing::Values("zb", "zbv-auto", "v-half", "v-min"),
+                         ::testing::Values("zb", "zbv-auto", "v-half", "v-min", "1f1b-v"),
                          [](const ::testing::TestParamInfo<std::string>& param) {
                            std::string name = param.param;
                            for (char& c : name) {
