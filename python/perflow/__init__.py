@@ -8,6 +8,7 @@ The same C++ core as the ``perflow`` command, in process:
 - graphs, as the C++ API builds them: ``build_schedule`` with ``TaskCosts``, the trace
   operators ``filter`` / ``merge`` / ``remap`` / ``scale``, ``simulate_graph`` (ordered or
   greedy);
+- explorations, as the CLI runs them: ``costs`` (profiles to a config), ``sweep``, ``search``;
 - a ``Run``'s trace as NumPy columns (``run.columns()``, no copy), its metrics, and its
   timeline (``to_svg()``, ``save("x.png")``, shown inline in a notebook).
 
@@ -24,13 +25,14 @@ from ._perflow import (KINDS, Config, ConfigError, CostTable, CycleError, Error,
                        Run, ScheduleError, TaskCosts, UnknownNameError, build_schedule, filter,
                        format_duration, format_memory, merge, remap, scale, schedules,
                        simulate_graph)
+from ._explore import costs, costs_json, search, sweep
 
 __all__ = [
     "KINDS", "Config", "ConfigError", "CostTable", "CycleError", "Error", "FormatError",
     "Graph", "IoError", "Link", "Part", "ProfileError", "ResourceError", "Run",
-    "ScheduleError", "TaskCosts", "UnknownNameError", "build_schedule", "filter",
-    "format_duration", "format_memory", "load_config", "merge", "remap", "scale", "schedules", "simulate", "simulate_graph",
-    "simulate_json", "summary",
+    "ScheduleError", "TaskCosts", "UnknownNameError", "build_schedule", "costs", "costs_json",
+    "filter", "format_duration", "format_memory", "load_config", "merge", "remap", "scale",
+    "schedules", "search", "simulate", "simulate_graph", "simulate_json", "summary", "sweep",
 ]
 
 

@@ -125,3 +125,19 @@ def test_save_refuses_unknown_formats_and_unwritable_paths(tmp_path):
         run.save(tmp_path / "missing" / "x.svg")
     assert isinstance(e.value, OSError) and "missing" in str(e.value)
     assert not (tmp_path / "x.gif").exists()
+
+
+def test_threads_get_the_same_answers(source_dir):
+    """The C++ work runs without the GIL: runs on several threads at once agree with one run
+    alone (no shared state in the library)."""
+    from concurrent.futures import ThreadPoolExecutor
+    config = perflow.load_config(source_dir / "examples" / "llama70b_3d_parallel.json")
+    expected = perflow.simulate_json(config)
+    graph = perflow.build_schedule("zbv", stages=8, microbatches=32, chunks=2,
+                                   costs=perflow.TaskCosts(forward=3, backward=4, weight=2))
+    makespan = graph.simulate().makespan
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        reports = list(pool.map(lambda _: perflow.simulate_json(config), range(4)))
+        makespans = list(pool.map(lambda _: graph.simulate().makespan, range(8)))
+    assert reports == [expected] * 4
+    assert makespans == [makespan] * 8

@@ -2,8 +2,6 @@
 // written as a config that `perflow simulate` runs as is.
 #include <algorithm>
 #include <array>
-#include <charconv>
-#include <cmath>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,93 +14,24 @@
 
 #include "detail/commands.hpp"
 #include "detail/config_fields.hpp"
-#include "detail/measured_config.hpp"
+#include "detail/costs_run.hpp"
 #include "detail/output_paths.hpp"
 #include "detail/profile_input.hpp"
 #include "perflow/cli/config.hpp"
 #include "perflow/cli/summary.hpp"
 #include "perflow/core/atomic_file.hpp"
-#include "perflow/core/error.hpp"
-#include "perflow/parallel/schedule_registry.hpp"
 
 namespace perflow::cli::detail {
 namespace {
 
 using reader::MarkerKind;
 
+// The request (profiles, reshaping) and where the command writes what it found.
 struct CostsOptions {
-  ProfileOptions profiles;
+  CostsRequest request;
   std::string output;
-  std::string schedule;
   std::string format = "text";
-  // Reshaping the measured run; "" : not given (kept as text so errors show what was given).
-  std::string stages;
-  std::string microbatches;
-  std::string scale;
-  std::string layers_per_stage;
-  std::string profiled_layers;
 };
-
-// A whole number in [min, max] given to `option`, or an error naming both.
-std::uint32_t whole_option(std::string_view option, const std::string& text, std::uint32_t min,
-                           std::uint32_t max) {
-  std::uint64_t value = 0;
-  const char* const end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (text.empty() || ec != std::errc() || ptr != end || value < min || value > max) {
-    throw Error(fmt::format("{}: expected a whole number from {} to {}, found '{}'", option, min,
-                            max, text));
-  }
-  return static_cast<std::uint32_t>(value);
-}
-
-// --scale, or --layers-per-stage over --profiled-layers, checked before any profile is read.
-MeasuredConfigOptions reshape_options(const CostsOptions& options) {
-  MeasuredConfigOptions out;
-  out.schedule = options.schedule;
-  constexpr std::uint32_t kMaxStages = 1 << 16;
-  constexpr std::uint32_t kMaxMicrobatches = 1 << 24;
-  if (!options.stages.empty()) out.stages = whole_option("--stages", options.stages, 1, kMaxStages);
-  if (!options.microbatches.empty()) {
-    out.microbatches = whole_option("--microbatches", options.microbatches, 1, kMaxMicrobatches);
-  }
-  if (!options.scale.empty()) {
-    double value = 0;
-    const char* const end = options.scale.data() + options.scale.size();
-    const auto [ptr, ec] = std::from_chars(options.scale.data(), end, value);
-    if (ec != std::errc() || ptr != end || !std::isfinite(value) || value <= 0 || value > 1e6) {
-      throw Error(fmt::format(
-          "--scale: expected a factor > 0 and at most 1e6 (e.g. 0.25), found '{}'", options.scale));
-    }
-    out.scale = value;
-    out.scale_origin = fmt::format("--scale {}", options.scale);
-  }
-  if (!options.layers_per_stage.empty() || !options.profiled_layers.empty()) {
-    if (options.layers_per_stage.empty() || options.profiled_layers.empty()) {
-      throw Error(fmt::format(
-          "{} needs {} as well: the layers one stage runs over the layers the profile ran",
-          options.layers_per_stage.empty() ? "--profiled-layers" : "--layers-per-stage",
-          options.layers_per_stage.empty() ? "--layers-per-stage" : "--profiled-layers"));
-    }
-    const std::uint32_t per_stage =
-        whole_option("--layers-per-stage", options.layers_per_stage, 1, kMaxStages);
-    const std::uint32_t profiled =
-        whole_option("--profiled-layers", options.profiled_layers, 1, kMaxStages);
-    out.scale = static_cast<double>(per_stage) / static_cast<double>(profiled);
-    out.scale_origin =
-        fmt::format("--layers-per-stage {} of --profiled-layers {}", per_stage, profiled);
-    if (out.stages == 0) {
-      if (profiled % per_stage != 0) {
-        throw Error(fmt::format(
-            "--layers-per-stage {}: the {} profiled layers do not split into stages of {} "
-            "(found a remainder of {}); give --stages",
-            per_stage, profiled, per_stage, profiled % per_stage));
-      }
-      out.stages = profiled / per_stage;
-    }
-  }
-  return out;
-}
 
 /// JSON names of the marker kinds, by MarkerKind.
 constexpr std::array<std::string_view, reader::kMarkerKindCount> kKindKeys = {
@@ -290,49 +219,16 @@ nlohmann::json found_json(const Measurement& measurement) {
           {"network", network}};
 }
 
-void run_costs(const CostsOptions& options) {
+void run_costs_command(const CostsOptions& options) {
   const OutputFile output = {"-o", options.output};
-  check_output_paths(profile_inputs(options.profiles), {&output, 1});
-  const MeasuredConfigOptions reshape = reshape_options(options);
+  check_output_paths(profile_inputs(options.request.profiles), {&output, 1});
+  const CostsRun run = run_costs(options.request, options.output);
+  const Measurement& measurement = run.measurement;
+  const Config& checked = run.checked;
+  const EventGraph& graph = run.graph;
+  const std::vector<std::string>& notes = run.notes;
+  write_file_atomically(options.output, run.text);
 
-  if (!options.schedule.empty()) {  // before any profile is read
-    try {
-      (void)parallel::builtin_schedules().get(options.schedule);
-    } catch (const UnknownNameError& e) {
-      throw UnknownNameError(fmt::format("--schedule: {}", e.what()));
-    }
-  }
-  const Measurement measurement = measure_profiles(options.profiles);
-  const reader::ExtractedCosts& costs = measurement.costs;
-  const std::string description =
-      fmt::format("costs measured by perflow costs from {} profile{} ({} markers)",
-                  costs.profiles.size(), costs.profiles.size() == 1 ? "" : "s", costs.marker);
-  if (reshape.stages > 0 && reshape.stages < costs.stage_count) {
-    throw Error(
-        fmt::format("--stages {}: expected at least the {} stages the profiles measured, found {}",
-                    reshape.stages, costs.stage_count, reshape.stages));
-  }
-  const MeasuredConfig config = measured_config(costs, reshape, description);
-  const std::string text = config.document.dump(2) + "\n";
-
-  // The file must be one `perflow simulate` accepts: check it exactly as simulate would.
-  Config checked;
-  EventGraph graph;
-  try {
-    checked = parse_config(nlohmann::json::parse(text), options.output);
-    graph = build_graph(checked);
-  } catch (const Error& e) {
-    throw Error(fmt::format(
-        "the measured pipeline (stages {}, microbatches {}, chunks {}) "
-        "does not run as '{}': {}; choose a schedule with --schedule",
-        config.document["pipeline"]["stages"].get<std::uint32_t>(),
-        config.document["pipeline"]["microbatches"].get<std::uint32_t>(), costs.chunk_count,
-        config.document["pipeline"]["schedule"].get<std::string>(), e.what()));
-  }
-  write_file_atomically(options.output, text);
-
-  std::vector<std::string> notes = costs.notes;
-  notes.insert(notes.end(), config.notes.begin(), config.notes.end());
   if (options.format == "json") {
     nlohmann::json out = found_json(measurement);
     const parallel::PipelineSpec& p = checked.pipeline;
@@ -344,7 +240,7 @@ void run_costs(const CostsOptions& options) {
                      {"chunks", p.chunks},
                      {"split_backward", p.split_backward},
                      {"tasks", graph.task_count()},
-                     {"scale", reshape.scale}};
+                     {"scale", run.reshape.scale}};
     fmt::print("{}\n", out.dump(1));
     return;
   }
@@ -365,29 +261,29 @@ void add_costs_command(CLI::App& app) {
       "costs",
       "Measure per-stage F / B / W costs in GPU profiles and write them as a config that "
       "simulate runs as is");
-  add_profile_options(*cmd, options->profiles);
+  add_profile_options(*cmd, options->request.profiles);
   cmd->add_option("-o,--output", options->output, "The config to write (JSON)")->required();
-  cmd->add_option("--schedule", options->schedule,
+  cmd->add_option("--schedule", options->request.schedule,
                   "The config's schedule (default: 1f1b; interleaved-1f1b with several chunks)");
   cmd->add_option("--format", options->format,
                   "Standard output: a text summary of what was found, or the same as JSON")
       ->check(CLI::IsMember({"text", "json"}));
-  cmd->add_option("--stages", options->stages,
+  cmd->add_option("--stages", options->request.stages,
                   "Pipeline stages of the config (default: the stages measured); stages not "
                   "measured get the uniform costs");
-  cmd->add_option("--microbatches", options->microbatches,
+  cmd->add_option("--microbatches", options->request.microbatches,
                   "Microbatches per step (default: the most measured in one iteration)");
   CLI::Option* scale = cmd->add_option(
-      "--scale", options->scale,
+      "--scale", options->request.scale,
       "Multiply the measured durations, launch overhead, activation and gradient bytes by X");
   CLI::Option* per_stage = cmd->add_option(
-      "--layers-per-stage", options->layers_per_stage,
+      "--layers-per-stage", options->request.layers_per_stage,
       "Layers one stage runs: scales a profile of --profiled-layers layers (e.g. a whole "
       "model on one GPU) to a pipeline split; default --stages: profiled / per stage");
-  cmd->add_option("--profiled-layers", options->profiled_layers,
+  cmd->add_option("--profiled-layers", options->request.profiled_layers,
                   "Layers the profiled run computed (with --layers-per-stage)");
   scale->excludes(per_stage);
-  cmd->callback([options] { run_costs(*options); });
+  cmd->callback([options] { run_costs_command(*options); });
 }
 
 }  // namespace perflow::cli::detail

@@ -1,5 +1,6 @@
-// Reading profiles for `perflow costs`, `measured` and `compare-measured`: the shared
-// options, the choice of markers, and the measured step and stage times.
+// Reading profiles for `perflow costs`, `measured` and `compare-measured` (and Python's
+// perflow.costs): the choice of markers, and the measured step and stage times. The command
+// line options that name the profiles are profile_options.cpp's.
 #include "detail/profile_input.hpp"
 
 #include <algorithm>
@@ -63,42 +64,6 @@ std::size_t count_matches(const std::vector<reader::KernelTrace>& traces,
 }
 
 }  // namespace
-
-void add_profile_options(CLI::App& command, ProfileOptions& options) {
-  command
-      .add_option("profiles", options.profiles,
-                  "Profiles, one per rank: PyTorch profiler (Kineto) JSON, Nsight Systems "
-                  "SQLite or CSV, rocprof CSV/JSON, rocpd SQLite (ROCm 7)")
-      ->required();
-  std::string presets;
-  for (const reader::MarkerPreset& preset : reader::marker_presets()) {
-    presets += fmt::format("{}{}", presets.empty() ? "" : ", ", preset.name);
-  }
-  CLI::Option* preset =
-      command.add_option("--preset", options.preset,
-                         "Marker preset (" + presets + "); default: the one matching most ranges");
-  CLI::Option* pattern = command.add_option(
-      "--pattern", options.pattern,
-      "Regular expression with named captures (?<kind>..) and optional (?<stage>..) "
-      "(?<mb>..) (?<chunk>..)");
-  preset->excludes(pattern);
-  // One value per flag (or a comma-separated list), so that profiles after it stay
-  // positional.
-  command
-      .add_option("--rank-stage", options.rank_stage,
-                  "RANK=STAGE: the pipeline stage a rank ran (repeatable, or comma-separated; "
-                  "default: the marker's stage, else the rank)")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->delimiter(',')
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-}
-
-std::vector<InputFile> profile_inputs(const ProfileOptions& options) {
-  std::vector<InputFile> inputs;
-  for (const std::string& profile : options.profiles) inputs.push_back({"a profile", profile});
-  return inputs;
-}
 
 Measurement measure_profiles(const ProfileOptions& options) {
   reader::ExtractionOptions extraction;

@@ -10,6 +10,7 @@
 
 #include "detail/commands.hpp"
 #include "detail/output_paths.hpp"
+#include "detail/search_json.hpp"
 #include "perflow/cli/config.hpp"
 #include "perflow/cli/device_display.hpp"
 #include "perflow/cli/summary.hpp"
@@ -30,53 +31,6 @@ struct SearchOptions {
   std::string html;  // --html report.html
   unsigned jobs = 0;
 };
-
-nlohmann::json optional_number(const std::optional<double>& x) {
-  return x ? nlohmann::json(*x) : nlohmann::json(nullptr);
-}
-
-nlohmann::json plan_json(const explore::PlanResult& r, std::size_t rank) {
-  const explore::Plan& p = r.plan;
-  return {{"rank", rank},
-          {"schedule", p.schedule},
-          {"pipeline", p.pipeline},
-          {"tensor_parallel", p.tensor_parallel},
-          {"data_parallel", p.data_parallel},
-          {"micro_batch_size", p.micro_batch_size},
-          {"microbatches", p.microbatches},
-          {"chunks", p.chunks},
-          {"recompute", p.recompute},
-          {"offload", p.offload},
-          {"expert_parallel", p.expert_parallel},
-          {"placement", p.placement},
-          {"layers", p.layers},
-          {"makespan_ns", r.outcome.makespan},
-          {"bubble_ratio", r.outcome.bubble_ratio},
-          {"tokens_per_s", optional_number(r.outcome.tokens_per_s)},
-          {"mfu", optional_number(r.outcome.mfu)},
-          {"peak_memory", r.outcome.peak_memory},
-          {"peak_total_memory", r.outcome.peak_total_memory},
-          {"config", p.config}};
-}
-
-nlohmann::json result_json(const explore::SearchResult& result) {
-  const explore::SearchCounts& c = result.counts;
-  nlohmann::json best = nlohmann::json::array();
-  for (std::size_t i = 0; i < result.best.size(); ++i)
-    best.push_back(plan_json(result.best[i], i + 1));
-  nlohmann::json pareto = nlohmann::json::array();
-  for (std::size_t i = 0; i < result.pareto.size(); ++i)
-    pareto.push_back(plan_json(result.pareto[i], i + 1));
-  return {{"considered", c.considered},
-          {"pruned", c.pruned_divisibility + c.pruned_memory},
-          {"pruned_divisibility", c.pruned_divisibility},
-          {"pruned_memory", c.pruned_memory},
-          {"simulated", c.simulated},
-          {"invalid", c.invalid},
-          {"fit", c.fit},
-          {"best", std::move(best)},
-          {"pareto", std::move(pareto)}};
-}
 
 // Whether any of the plans offloads: its column is shown then.
 bool any_offload(const std::vector<explore::PlanResult>& plans) {
@@ -325,11 +279,11 @@ void run_search_command(const SearchOptions& options) {
   explore::SearchOptions run;
   run.jobs = options.jobs;
   const explore::SearchResult result = explore::run_search(search, run);
-  const nlohmann::json json = result_json(result);
-  if (!options.output.empty()) write_file_atomically(options.output, json.dump(1) + "\n");
+  const std::string json = search_result_text(result);
+  if (!options.output.empty()) write_file_atomically(options.output, json);
   if (!options.html.empty()) write_file_atomically(options.html, html_report(options.file, result));
   if (options.format == "json") {
-    fmt::print("{}\n", json.dump(1));
+    fmt::print("{}", json);
     return;
   }
   const explore::SearchCounts& c = result.counts;

@@ -4,16 +4,20 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "output_paths.hpp"
 #include "perflow/core/time.hpp"
 #include "perflow/reader/cost_extraction.hpp"
 
+// Only declared here: the library that reads profiles (shared with the Python module) does
+// not depend on CLI11; the executable's profile_options.cpp defines what takes a CLI::App.
+namespace CLI {
+class App;
+}  // namespace CLI
+
 namespace perflow::cli::detail {
 
 /// The options every command that reads profiles takes: PROFILE..., --preset | --pattern,
-/// --rank-stage R=S.
+/// --rank-stage R=S (each item one R=S: a comma-separated list is split before).
 struct ProfileOptions {
   std::vector<std::string> profiles;
   std::string preset;
@@ -21,9 +25,10 @@ struct ProfileOptions {
   std::vector<std::string> rank_stage;
 };
 
+/// Adds those options to a command (profile_options.cpp, the executable's).
 void add_profile_options(CLI::App& command, ProfileOptions& options);
 
-/// The profiles as inputs for check_output_paths ("a profile").
+/// The profiles as inputs for check_output_paths ("a profile"; profile_options.cpp).
 std::vector<InputFile> profile_inputs(const ProfileOptions& options);
 
 /// Profiles read and measured.

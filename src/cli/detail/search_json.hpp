@@ -1,0 +1,15 @@
+#pragma once
+
+#include <string>
+
+#include "perflow/explore/search.hpp"
+
+namespace perflow::cli::detail {
+
+/// A search's result as JSON text (README "Search"): the counts, then `best` and `pareto`,
+/// each plan with its rank, choices, figures and config. Byte for byte what
+/// `perflow search -o PLANS.json` writes and `--format json` prints; Python's perflow.search
+/// reads the same text.
+std::string search_result_text(const explore::SearchResult& result);
+
+}  // namespace perflow::cli::detail

@@ -1,0 +1,68 @@
+// A search's result as JSON: what `perflow search -o PLANS.json` writes and Python's
+// perflow.search returns, from one function so the two cannot drift apart.
+#include "detail/search_json.hpp"
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+namespace perflow::cli::detail {
+namespace {
+
+nlohmann::json optional_number(const std::optional<double>& x) {
+  return x ? nlohmann::json(*x) : nlohmann::json(nullptr);
+}
+
+nlohmann::json plan_json(const explore::PlanResult& r, std::size_t rank) {
+  const explore::Plan& p = r.plan;
+  return {{"rank", rank},
+          {"schedule", p.schedule},
+          {"pipeline", p.pipeline},
+          {"tensor_parallel", p.tensor_parallel},
+          {"data_parallel", p.data_parallel},
+          {"micro_batch_size", p.micro_batch_size},
+          {"microbatches", p.microbatches},
+          {"chunks", p.chunks},
+          {"recompute", p.recompute},
+          {"offload", p.offload},
+          {"expert_parallel", p.expert_parallel},
+          {"placement", p.placement},
+          {"layers", p.layers},
+          {"makespan_ns", r.outcome.makespan},
+          {"bubble_ratio", r.outcome.bubble_ratio},
+          {"tokens_per_s", optional_number(r.outcome.tokens_per_s)},
+          {"mfu", optional_number(r.outcome.mfu)},
+          {"peak_memory", r.outcome.peak_memory},
+          {"peak_total_memory", r.outcome.peak_total_memory},
+          {"config", p.config}};
+}
+
+nlohmann::json search_result_json(const explore::SearchResult& result) {
+  const explore::SearchCounts& c = result.counts;
+  nlohmann::json best = nlohmann::json::array();
+  for (std::size_t i = 0; i < result.best.size(); ++i)
+    best.push_back(plan_json(result.best[i], i + 1));
+  nlohmann::json pareto = nlohmann::json::array();
+  for (std::size_t i = 0; i < result.pareto.size(); ++i)
+    pareto.push_back(plan_json(result.pareto[i], i + 1));
+  return {{"considered", c.considered},
+          {"pruned", c.pruned_divisibility + c.pruned_memory},
+          {"pruned_divisibility", c.pruned_divisibility},
+          {"pruned_memory", c.pruned_memory},
+          {"simulated", c.simulated},
+          {"invalid", c.invalid},
+          {"fit", c.fit},
+          {"best", std::move(best)},
+          {"pareto", std::move(pareto)}};
+}
+
+}  // namespace
+
+std::string search_result_text(const explore::SearchResult& result) {
+  return search_result_json(result).dump(1) + "\n";
+}
+
+}  // namespace perflow::cli::detail
