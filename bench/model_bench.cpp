@@ -6,9 +6,9 @@
 #include <sstream>
 #include <string>
 
-#include "perflow/cli/config.hpp"
 #include "perflow/core/json_cursor.hpp"
 #include "perflow/simulator/simulate.hpp"
+#include "perflow/study/config.hpp"
 
 namespace {
 
@@ -19,16 +19,16 @@ nlohmann::json example(const char* name) {
 void BM_DeriveConfig(benchmark::State& state, const char* name) {
   const nlohmann::json doc = example(name);
   for (auto _ : state) {
-    perflow::cli::Config config = perflow::cli::parse_config(doc, name);
+    perflow::study::Config config = perflow::study::parse_config(doc, name);
     benchmark::DoNotOptimize(config);
   }
 }
 
 void BM_BuildAndSimulate(benchmark::State& state, const char* name) {
-  const perflow::cli::Config config = perflow::cli::parse_config(example(name), name);
+  const perflow::study::Config config = perflow::study::parse_config(example(name), name);
   for (auto _ : state) {
-    const perflow::EventGraph graph = perflow::cli::build_graph(config);
-    benchmark::DoNotOptimize(perflow::cli::simulate(config, graph));
+    const perflow::EventGraph graph = perflow::study::build_graph(config);
+    benchmark::DoNotOptimize(perflow::study::simulate(config, graph));
   }
 }
 

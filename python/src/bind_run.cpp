@@ -13,12 +13,12 @@
 #include <vector>
 
 #include "bindings.hpp"
-#include "perflow/cli/device_display.hpp"
-#include "perflow/cli/report.hpp"
-#include "perflow/cli/summary.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/core/units.hpp"
 #include "perflow/simulator/options.hpp"
+#include "perflow/study/device_display.hpp"
+#include "perflow/study/report.hpp"
+#include "perflow/study/summary.hpp"
 #include "perflow/visualizer/chrome_trace.hpp"
 #include "perflow/visualizer/timeline.hpp"
 
@@ -64,10 +64,10 @@ struct Style {
 visualizer::TimelineOptions timeline_options(const Run& run, const Style& style) {
   visualizer::TimelineOptions options;
   if (run.config) {
-    const cli::Config& config = *run.config;
-    const cli::DeviceDisplay display = cli::device_display(config, run.graph->device_count());
+    const study::Config& config = *run.config;
+    const study::DeviceDisplay display = study::device_display(config, run.graph->device_count());
     options.title = config.description.empty() ? config.pipeline.schedule : config.description;
-    options.subtitle = cli::describe_run(config, *run.graph);
+    options.subtitle = study::describe_run(config, *run.graph);
     options.device_labels = display.labels;
     options.static_memory = display.static_memory;
     options.memory_capacity = display.capacity;
@@ -93,7 +93,7 @@ std::string render(const Run& run, const Style& style, visualizer::ImageFormat f
                                      format);
 }
 
-const cli::Config& config_of(const Run& run, const char* what) {
+const study::Config& config_of(const Run& run, const char* what) {
   if (!run.config) {
     throw py::value_error(std::string(what) +
                           ": this run simulated a graph; the report and summary need a config "
@@ -216,19 +216,19 @@ void bind_run(py::module_& m) {
       .def(
           "report_json",
           [](const Run& r) {
-            const cli::Config& config = config_of(r, "report_json");
+            const study::Config& config = config_of(r, "report_json");
             py::gil_scoped_release release;
-            return cli::render_report(config, *r.graph, r.result);
+            return study::render_report(config, *r.graph, r.result);
           },
           "The --report JSON text, byte for byte what `perflow simulate --report` writes")
       .def(
           "report",
           [](const Run& r) {
-            const cli::Config& config = config_of(r, "report");
+            const study::Config& config = config_of(r, "report");
             std::string text;
             {
               py::gil_scoped_release release;
-              text = cli::render_report(config, *r.graph, r.result);
+              text = study::render_report(config, *r.graph, r.result);
             }
             return py::module_::import("json").attr("loads")(text);
           },
@@ -236,9 +236,9 @@ void bind_run(py::module_& m) {
       .def(
           "summary",
           [](const Run& r) {
-            const cli::Config& config = config_of(r, "summary");
+            const study::Config& config = config_of(r, "summary");
             py::gil_scoped_release release;
-            return cli::format_summary(config, *r.graph, r.result);
+            return study::format_summary(config, *r.graph, r.result);
           },
           "The text summary `perflow simulate` prints")
       .def(
@@ -247,7 +247,7 @@ void bind_run(py::module_& m) {
             visualizer::ChromeTraceOptions options;
             if (r.config) {
               options.device_labels =
-                  cli::device_display(*r.config, r.graph->device_count()).labels;
+                  study::device_display(*r.config, r.graph->device_count()).labels;
             }
             if (device_labels) options.device_labels = *device_labels;
             py::gil_scoped_release release;

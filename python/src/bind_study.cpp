@@ -7,11 +7,11 @@
 #include <vector>
 
 #include "bindings.hpp"
-#include "perflow/cli/config_overrides.hpp"
-#include "perflow/cli/report.hpp"
-#include "perflow/cli/summary.hpp"
 #include "perflow/core/json_cursor.hpp"
 #include "perflow/parallel/schedule_registry.hpp"
+#include "perflow/study/config_overrides.hpp"
+#include "perflow/study/report.hpp"
+#include "perflow/study/summary.hpp"
 
 namespace perflow::python {
 namespace {
@@ -20,22 +20,22 @@ namespace {
 // ("POINTER=VALUE", as `--set` takes them) applied first.
 ConfigPtr load(const std::string& text, const std::string& file, bool is_path,
                const std::vector<std::string>& overrides) {
-  std::vector<cli::ConfigOverride> parsed;
+  std::vector<study::ConfigOverride> parsed;
   for (const std::string& o : overrides) {
-    parsed.push_back(cli::parse_override(o));
+    parsed.push_back(study::parse_override(o));
     parsed.back().origin = "the override";
   }
-  if (is_path) return std::make_shared<cli::Config>(cli::load_config(text, parsed));
-  return std::make_shared<cli::Config>(
-      cli::parse_config(parse_json_text(text, file), file, parsed));
+  if (is_path) return std::make_shared<study::Config>(study::load_config(text, parsed));
+  return std::make_shared<study::Config>(
+      study::parse_config(parse_json_text(text, file), file, parsed));
 }
 
 // Builds and simulates a config: what `perflow simulate` does before it writes anything.
 Run run_of(const ConfigPtr& config) {
   Run run;
   run.config = config;
-  run.graph = std::make_shared<EventGraph>(cli::build_graph(*config));
-  run.result = cli::simulate(*config, *run.graph);
+  run.graph = std::make_shared<EventGraph>(study::build_graph(*config));
+  run.result = study::simulate(*config, *run.graph);
   return run;
 }
 
@@ -44,25 +44,25 @@ Run run_of(const ConfigPtr& config) {
 void bind_study(py::module_& m) {
   const auto released = py::call_guard<py::gil_scoped_release>();
 
-  py::class_<cli::Config, ConfigPtr>(m, "Config",
-                                     "A checked config, as `perflow simulate` reads it "
-                                     "(perflow.load_config makes one)")
-      .def_property_readonly("file", [](const cli::Config& c) { return c.file; })
-      .def_property_readonly("description", [](const cli::Config& c) { return c.description; })
-      .def_property_readonly("schedule", [](const cli::Config& c) { return c.pipeline.schedule; })
-      .def_property_readonly("stages", [](const cli::Config& c) { return c.pipeline.stages; })
+  py::class_<study::Config, ConfigPtr>(m, "Config",
+                                       "A checked config, as `perflow simulate` reads it "
+                                       "(perflow.load_config makes one)")
+      .def_property_readonly("file", [](const study::Config& c) { return c.file; })
+      .def_property_readonly("description", [](const study::Config& c) { return c.description; })
+      .def_property_readonly("schedule", [](const study::Config& c) { return c.pipeline.schedule; })
+      .def_property_readonly("stages", [](const study::Config& c) { return c.pipeline.stages; })
       .def_property_readonly("microbatches",
-                             [](const cli::Config& c) { return c.pipeline.microbatches; })
-      .def_property_readonly("chunks", [](const cli::Config& c) { return c.pipeline.chunks; })
+                             [](const study::Config& c) { return c.pipeline.microbatches; })
+      .def_property_readonly("chunks", [](const study::Config& c) { return c.pipeline.chunks; })
       .def(
           "graph",
           [](const ConfigPtr& c) -> GraphPtr {
-            return std::make_shared<EventGraph>(cli::build_graph(*c));
+            return std::make_shared<EventGraph>(study::build_graph(*c));
           },
           released, "The config's task graph (pipeline, parallelism, iterations), not simulated")
       .def("simulate", &run_of, released,
            "Builds and simulates the config: a Run with its report, summary and timeline")
-      .def("__repr__", [](const cli::Config& c) {
+      .def("__repr__", [](const study::Config& c) {
         return "<perflow.Config " + c.pipeline.schedule +
                " p=" + std::to_string(c.pipeline.stages) +
                " m=" + std::to_string(c.pipeline.microbatches) +
@@ -77,14 +77,14 @@ void bind_study(py::module_& m) {
       "_report_json",
       [](const ConfigPtr& config) {
         const Run run = run_of(config);
-        return cli::render_report(*config, *run.graph, run.result);
+        return study::render_report(*config, *run.graph, run.result);
       },
       released, "The --report JSON text of a config");
   m.def(
       "_summary",
       [](const ConfigPtr& config) {
         const Run run = run_of(config);
-        return cli::format_summary(*config, *run.graph, run.result);
+        return study::format_summary(*config, *run.graph, run.result);
       },
       released, "The text summary `perflow simulate` prints");
   m.def(

@@ -11,10 +11,10 @@
 #include <string>
 #include <type_traits>
 
-#include "perflow/cli/config.hpp"
 #include "perflow/core/event_graph.hpp"
 #include "perflow/core/time.hpp"
 #include "perflow/simulator/simulate.hpp"
+#include "perflow/study/config.hpp"
 
 namespace perflow::python {
 
@@ -25,7 +25,7 @@ namespace py = pybind11;
 using GraphPtr = std::shared_ptr<EventGraph>;  // never changed once made
 
 /// A config Python holds (perflow.Config).
-using ConfigPtr = std::shared_ptr<cli::Config>;  // never changed once made
+using ConfigPtr = std::shared_ptr<study::Config>;  // never changed once made
 
 /// One simulation (perflow.Run): the graph, its trace and metrics, and, when it came from a
 /// config, the config (for the report, the summary and the CLI's timeline captions).

@@ -11,8 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "detail/commands.hpp"
-#include "perflow/cli/config.hpp"
+#include "detail/study.hpp"
 #include "perflow/core/error.hpp"
+#include "perflow/study/config.hpp"
 
 namespace perflow::cli::detail {
 namespace {

@@ -9,12 +9,13 @@
 
 #include "detail/commands.hpp"
 #include "detail/output_paths.hpp"
-#include "perflow/cli/config.hpp"
-#include "perflow/cli/device_display.hpp"
-#include "perflow/cli/summary.hpp"
+#include "detail/study.hpp"
 #include "perflow/core/atomic_file.hpp"
 #include "perflow/core/units.hpp"
 #include "perflow/simulator/simulate.hpp"
+#include "perflow/study/config.hpp"
+#include "perflow/study/device_display.hpp"
+#include "perflow/study/summary.hpp"
 #include "perflow/visualizer/comparison.hpp"
 
 namespace perflow::cli::detail {

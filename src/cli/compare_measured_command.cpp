@@ -12,11 +12,12 @@
 #include "detail/commands.hpp"
 #include "detail/output_paths.hpp"
 #include "detail/profile_input.hpp"
+#include "detail/study.hpp"
 #include "detail/timeline_output.hpp"
-#include "perflow/cli/config.hpp"
 #include "perflow/core/atomic_file.hpp"
 #include "perflow/reader/measured_timeline.hpp"
 #include "perflow/simulator/simulate.hpp"
+#include "perflow/study/config.hpp"
 #include "perflow/visualizer/comparison.hpp"
 
 namespace perflow::cli::detail {

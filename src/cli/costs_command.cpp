@@ -13,13 +13,13 @@
 #include <nlohmann/json.hpp>
 
 #include "detail/commands.hpp"
-#include "detail/config_fields.hpp"
 #include "detail/costs_run.hpp"
 #include "detail/output_paths.hpp"
 #include "detail/profile_input.hpp"
-#include "perflow/cli/config.hpp"
-#include "perflow/cli/summary.hpp"
+#include "detail/study.hpp"
 #include "perflow/core/atomic_file.hpp"
+#include "perflow/study/config.hpp"
+#include "perflow/study/summary.hpp"
 
 namespace perflow::cli::detail {
 namespace {

@@ -6,10 +6,11 @@
 #include <fmt/format.h>
 
 #include "detail/commands.hpp"
-#include "perflow/cli/config.hpp"
+#include "detail/study.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/core/time.hpp"
 #include "perflow/core/units.hpp"
+#include "perflow/study/config.hpp"
 
 namespace perflow::cli::detail {
 namespace {

@@ -1,7 +1,8 @@
 #include <fmt/format.h>
 
 #include "detail/commands.hpp"
-#include "perflow/cli/config_schema.hpp"
+#include "detail/study.hpp"
+#include "perflow/study/config_schema.hpp"
 
 namespace perflow::cli::detail {
 

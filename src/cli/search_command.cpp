@@ -11,14 +11,15 @@
 #include "detail/commands.hpp"
 #include "detail/output_paths.hpp"
 #include "detail/search_json.hpp"
-#include "perflow/cli/config.hpp"
-#include "perflow/cli/device_display.hpp"
-#include "perflow/cli/summary.hpp"
+#include "detail/study.hpp"
 #include "perflow/core/atomic_file.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/core/time.hpp"
 #include "perflow/core/units.hpp"
 #include "perflow/explore/search.hpp"
+#include "perflow/study/config.hpp"
+#include "perflow/study/device_display.hpp"
+#include "perflow/study/summary.hpp"
 #include "perflow/visualizer/timeline.hpp"
 
 namespace perflow::cli::detail {

@@ -6,8 +6,9 @@
 
 #include "detail/commands.hpp"
 #include "detail/set_option.hpp"
-#include "perflow/cli/config.hpp"
-#include "perflow/cli/summary.hpp"
+#include "detail/study.hpp"
+#include "perflow/study/config.hpp"
+#include "perflow/study/summary.hpp"
 
 namespace perflow::cli::detail {
 

@@ -10,13 +10,13 @@
 
 #include <fmt/format.h>
 
-#include "perflow/cli/config.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/core/json_cursor.hpp"
 #include "perflow/core/units.hpp"
 #include "perflow/explore/sweep_runner.hpp"
 #include "perflow/model/training.hpp"
 #include "perflow/parallel/schedule_registry.hpp"
+#include "perflow/study/config.hpp"
 
 namespace perflow::explore {
 namespace {
@@ -257,7 +257,7 @@ Search parse_search(const nlohmann::json& document, const std::vector<std::strin
   probe["training"].erase("global_batch_size");
   probe["training"]["sequence_parallel"] = false;
   probe["pipeline"] = {{"schedule", "1f1b"}, {"stages", 1}, {"microbatches", 1}};
-  std::optional<cli::Config> probed;
+  std::optional<study::Config> probed;
   for (const std::string& name : names) {
     const JsonCursor gpu = gpus.at(name);
     if (!gpu.value().is_object()) gpu.fail_expected("an object with preset and count");
@@ -272,7 +272,7 @@ Search parse_search(const nlohmann::json& document, const std::vector<std::strin
     probe["device_types"] = {{name, type.entry}};
     probe["placement"] = {{{"stages", 0}, {"device_type", name}}};
     try {
-      probed = cli::parse_config(probe, file);
+      probed = study::parse_config(probe, file);
     } catch (const ConfigError& e) {
       rethrow_in_search(e, file, search.base);
     }
@@ -493,9 +493,9 @@ std::vector<Plan> enumerate_plans(const Search& search, SearchCounts& counts, bo
   return plans;
 }
 
-bool cannot_fit(const cli::Config& config) {
+bool cannot_fit(const study::Config& config) {
   for (std::uint32_t s = 0; s < config.pipeline.stages; ++s) {
-    const cli::DeviceInfo& device = config.devices.at(s);
+    const study::DeviceInfo& device = config.devices.at(s);
     if (device.memory_capacity <= 0) continue;
     double activation = 0;
     for (std::uint32_t c = 0; c < config.pipeline.chunks; ++c) {
@@ -523,9 +523,9 @@ SearchResult run_search(const Search& search, const SearchOptions& options) {
       [&](std::uint64_t i) {
         RunOutcome outcome;
         try {
-          std::optional<cli::Config> config;
+          std::optional<study::Config> config;
           try {
-            config = cli::parse_config(plans[i].config, search.file);
+            config = study::parse_config(plans[i].config, search.file);
           } catch (const ConfigError&) {
             if (!options.prune_divisibility) throw;
             status[i] = Status::Refused;

@@ -84,17 +84,17 @@ std::vector<std::string> Sweep::pointers() const {
   return all;
 }
 
-std::vector<cli::ConfigOverride> Sweep::overrides(std::uint64_t run) const {
+std::vector<study::ConfigOverride> Sweep::overrides(std::uint64_t run) const {
   // Mixed radix, the last axis fastest.
   std::vector<std::size_t> step(axes.size());
   for (std::size_t a = axes.size(); a-- > 0;) {
     step[a] = static_cast<std::size_t>(run % axes[a].values.size());
     run /= axes[a].values.size();
   }
-  std::vector<cli::ConfigOverride> result;
+  std::vector<study::ConfigOverride> result;
   for (std::size_t a = 0; a < axes.size(); ++a) {
     for (std::size_t p = 0; p < axes[a].pointers.size(); ++p) {
-      cli::ConfigOverride o;
+      study::ConfigOverride o;
       o.pointer = axes[a].pointers[p];
       o.value = axes[a].values[step[a]][p];
       o.text = o.pointer + "=" + o.value.dump();

@@ -5,25 +5,25 @@
 #include <new>
 #include <vector>
 
-#include "perflow/cli/config.hpp"
 #include "perflow/core/error.hpp"
+#include "perflow/study/config.hpp"
 
 namespace perflow::explore {
 
-void evaluate_config(const cli::Config& config, RunOutcome& outcome) {
-  const EventGraph graph = cli::build_graph(config);
-  const simulator::SimulationResult result = cli::simulate(config, graph);
+void evaluate_config(const study::Config& config, RunOutcome& outcome) {
+  const EventGraph graph = study::build_graph(config);
+  const simulator::SimulationResult result = study::simulate(config, graph);
   const simulator::Metrics& m = result.metrics;
   outcome.makespan = m.makespan;
   outcome.iteration_time = m.iteration_time;
   outcome.bubble_ratio = m.bubble_ratio;
   for (const simulator::DeviceMetrics& dm : m.devices) {
-    const cli::DeviceMemory memory = cli::device_memory(config, dm);
+    const study::DeviceMemory memory = study::device_memory(config, dm);
     outcome.peak_memory = std::max(outcome.peak_memory, dm.peak_memory);
     outcome.peak_total_memory = std::max(outcome.peak_total_memory, memory.total);
     outcome.out_of_memory = outcome.out_of_memory || memory.out_of_memory;
   }
-  if (const std::optional<cli::Throughput> t = cli::throughput(config, m.iteration_time)) {
+  if (const std::optional<study::Throughput> t = study::throughput(config, m.iteration_time)) {
     if (std::isfinite(t->tokens_per_s)) outcome.tokens_per_s = t->tokens_per_s;
     if (std::isfinite(t->mfu)) outcome.mfu = t->mfu;
   }
@@ -32,9 +32,9 @@ void evaluate_config(const cli::Config& config, RunOutcome& outcome) {
 RunOutcome run_point(const Sweep& sweep, std::uint64_t run) {
   RunOutcome outcome;
   outcome.run = run;
-  const std::vector<cli::ConfigOverride> overrides = sweep.overrides(run);
+  const std::vector<study::ConfigOverride> overrides = sweep.overrides(run);
   try {
-    const cli::Config config = cli::parse_config(sweep.base, sweep.base_file, overrides);
+    const study::Config config = study::parse_config(sweep.base, sweep.base_file, overrides);
     evaluate_config(config, outcome);
   } catch (const ConfigError& e) {
     // An inline base's fields are at /base/... of the sweep file.

@@ -99,17 +99,17 @@ namespace {
 
 // A row up to its figures: the run and the axis values, ending in ',' (the figures follow).
 std::string row_key(const Sweep& sweep, std::uint64_t run, TableFormat format) {
-  const std::vector<cli::ConfigOverride> set = sweep.overrides(run);
+  const std::vector<study::ConfigOverride> set = sweep.overrides(run);
   if (format == TableFormat::Jsonl) {
     nlohmann::ordered_json key;
     key["run"] = run;
-    for (const cli::ConfigOverride& o : set) key[o.pointer] = o.value;
+    for (const study::ConfigOverride& o : set) key[o.pointer] = o.value;
     std::string text = key.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     text.back() = ',';  // the closing brace
     return text;
   }
   std::string line = fmt::format("{}", run);
-  for (const cli::ConfigOverride& o : set) {
+  for (const study::ConfigOverride& o : set) {
     line += ',';
     append_csv_field(line, cell_text(o.value));
   }

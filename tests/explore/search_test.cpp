@@ -9,9 +9,9 @@
 
 #include <gtest/gtest.h>
 
-#include "perflow/cli/config.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/explore/sweep_run.hpp"
+#include "perflow/study/config.hpp"
 
 namespace perflow::explore {
 namespace {
@@ -88,7 +88,7 @@ TEST(Search, CountsOnASmallSpace) {
   // Every plan's config reruns to the same numbers.
   const PlanResult& best = result.best.front();
   RunOutcome again;
-  evaluate_config(cli::parse_config(best.plan.config, "plan.json"), again);
+  evaluate_config(study::parse_config(best.plan.config, "plan.json"), again);
   EXPECT_EQ(again.makespan, best.outcome.makespan);
   EXPECT_EQ(again.peak_total_memory, best.outcome.peak_total_memory);
   EXPECT_EQ(again.tokens_per_s, best.outcome.tokens_per_s);
@@ -128,7 +128,7 @@ TEST(Search, ExpertParallelIsAnAxis) {
     const auto& parallelism = r.plan.config.at("parallelism");
     EXPECT_EQ(parallelism.contains("expert_parallel"), r.plan.expert_parallel > 1);
     // The rerun config simulates with the all-to-all of its degree.
-    const cli::Config config = cli::parse_config(r.plan.config, "plan.json");
+    const study::Config config = study::parse_config(r.plan.config, "plan.json");
     EXPECT_EQ(config.expert_parallel, r.plan.expert_parallel);
     EXPECT_EQ(config.costs.at(StageId{1}, 0).all_to_all > 0, r.plan.expert_parallel > 1);
   }
@@ -215,7 +215,7 @@ TEST(Search, PlanConfigIsComplete) {
   for (const auto& [key, value] : expected.items()) EXPECT_EQ(plans[0].config[key], value) << key;
   EXPECT_EQ(plans[0].config["training"]["micro_batch_size"], 1);
   EXPECT_EQ(plans[0].config["training"]["recompute"], "selective");
-  const cli::Config config = cli::parse_config(plans[0].config, "plan.json");
+  const study::Config config = study::parse_config(plans[0].config, "plan.json");
   EXPECT_EQ(config.devices[0].memory_capacity, 40e9);
   EXPECT_EQ(config.devices[1].type, "A100");
 }

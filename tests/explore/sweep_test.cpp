@@ -9,11 +9,11 @@
 
 #include <gtest/gtest.h>
 
-#include "perflow/cli/config.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/explore/sweep_run.hpp"
 #include "perflow/explore/sweep_runner.hpp"
 #include "perflow/explore/sweep_table.hpp"
+#include "perflow/study/config.hpp"
 
 namespace perflow::explore {
 namespace {
@@ -43,7 +43,7 @@ std::string error_of(const std::function<void()>& f) {
 // The values run `run` sets, as "pointer=value" texts.
 std::vector<std::string> set_by(const Sweep& sweep, std::uint64_t run) {
   std::vector<std::string> texts;
-  for (const cli::ConfigOverride& o : sweep.overrides(run)) texts.push_back(o.text);
+  for (const study::ConfigOverride& o : sweep.overrides(run)) texts.push_back(o.text);
   return texts;
 }
 
@@ -134,11 +134,11 @@ TEST(Sweep, RunsEqualTheConfigsSimulatedAlone) {
   for (std::uint64_t run = 0; run < sweep.run_count(); ++run) {
     const RunOutcome outcome = run_point(sweep, run);
     nlohmann::json config = sweep.base;
-    cli::apply_overrides(config, sweep.overrides(run), "s.json");
+    study::apply_overrides(config, sweep.overrides(run), "s.json");
     try {
-      const cli::Config alone = cli::parse_config(config, "s.json");
-      const EventGraph graph = cli::build_graph(alone);
-      const simulator::SimulationResult result = cli::simulate(alone, graph);
+      const study::Config alone = study::parse_config(config, "s.json");
+      const EventGraph graph = study::build_graph(alone);
+      const simulator::SimulationResult result = study::simulate(alone, graph);
       EXPECT_EQ(outcome.error, "") << run;
       EXPECT_EQ(outcome.makespan, result.metrics.makespan) << run;
       EXPECT_EQ(outcome.bubble_ratio, result.metrics.bubble_ratio) << run;

@@ -3,10 +3,10 @@
 #include <gtest/gtest.h>
 
 #include "../support/schedule_helpers.hpp"
-#include "perflow/cli/config.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/parallel/schedule_registry.hpp"
 #include "perflow/simulator/simulate.hpp"
+#include "perflow/study/config.hpp"
 
 namespace perflow {
 namespace {
@@ -23,7 +23,7 @@ nlohmann::json custom_config(nlohmann::json order, std::uint32_t stages = 2,
 
 std::string error_of(const nlohmann::json& doc) {
   try {
-    (void)cli::build_graph(cli::parse_config(doc, "c.json"));
+    (void)study::build_graph(study::parse_config(doc, "c.json"));
   } catch (const Error& e) {
     return e.what();
   }
@@ -35,8 +35,8 @@ TEST(CustomSchedule, RunsTheGivenOrderAsStringsOrArrays) {
   for (const auto& order :
        {nlohmann::json{"F0.0 F1.0 BW0.0 BW1.0", "F0.0 BW0.0 F1.0 BW1.0"},
         nlohmann::json{{"F0.0", "F1.0", "BW0.0", "BW1.0"}, {"F0.0", "BW0.0", "F1.0", "BW1.0"}}}) {
-    const cli::Config config = cli::parse_config(custom_config(order), "c.json");
-    const EventGraph g = cli::build_graph(config);
+    const study::Config config = study::parse_config(custom_config(order), "c.json");
+    const EventGraph g = study::build_graph(config);
     const auto r = simulator::simulate(g);
     EXPECT_EQ(r.metrics.makespan, 9000);  // (m + p - 1)(F + B + W)
     EXPECT_EQ(testing::order_string(g, r.trace, 1), "F0.0 BW0.0 F1.0 BW1.0");
@@ -47,7 +47,7 @@ TEST(CustomSchedule, SplitBackwardAndInterleavedChunks) {
   auto doc =
       custom_config({"F0.0 F0.1 B0.1 W0.1 B0.0 W0.0", "F0.0 F0.1 B0.1 B0.0 W0.1 W0.0"}, 2, 1);
   doc["pipeline"]["chunks"] = 2;
-  const EventGraph g = cli::build_graph(cli::parse_config(doc, "c.json"));
+  const EventGraph g = study::build_graph(study::parse_config(doc, "c.json"));
   EXPECT_EQ(g.task_count(), 12u);
   // Interleaved positions: F0.0@d0 [0,1], F0.0@d1 [1,2], F0.1@d0 [2,3], F0.1@d1 [3,4], then
   // B0.1@d1 [4,5], B0.1@d0 [5,6], B0.0@d1 [6,7] (its W0.1 waits), B0.0@d0 [7,8]; the Ws
@@ -78,7 +78,7 @@ TEST(CustomSchedule, DeadlockNamesTheWaitingTasks) {
   // F0.0@d0 can ever start.
   const auto doc = custom_config({"F0.0 BW0.0 F1.0 BW1.0", "F1.0 F0.0 BW0.0 BW1.0"});
   try {
-    (void)cli::build_graph(cli::parse_config(doc, "c.json"));
+    (void)study::build_graph(study::parse_config(doc, "c.json"));
     FAIL();
   } catch (const CycleError& e) {
     EXPECT_EQ(std::string(e.what()),
@@ -108,7 +108,7 @@ TEST(CustomSchedule, VShapeAndDualPipeOrdersReproduceTheSchedules) {
     doc["pipeline"]["schedule"] = schedule;
     doc["pipeline"]["chunks"] = 2;
     doc["costs"] = {{"forward", 1}, {"backward", 2}, {"weight", 1}, {"activation", 1}};
-    const EventGraph reference = cli::build_graph(cli::parse_config(doc, "c.json"));
+    const EventGraph reference = study::build_graph(study::parse_config(doc, "c.json"));
     const auto expected = simulator::simulate(reference);
     nlohmann::json order = nlohmann::json::array();
     for (std::uint32_t d = 0; d < p; ++d) {
@@ -117,7 +117,7 @@ TEST(CustomSchedule, VShapeAndDualPipeOrdersReproduceTheSchedules) {
     doc["pipeline"]["schedule"] = "custom";
     doc["pipeline"]["order"] = order;
     doc["pipeline"]["shape"] = shape;
-    const EventGraph g = cli::build_graph(cli::parse_config(doc, "c.json"));
+    const EventGraph g = study::build_graph(study::parse_config(doc, "c.json"));
     const auto r = simulator::simulate(g);
     EXPECT_EQ(r.metrics.makespan, expected.metrics.makespan);
     for (std::uint32_t d = 0; d < p; ++d) {

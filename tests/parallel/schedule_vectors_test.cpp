@@ -14,9 +14,9 @@
 #include <nlohmann/json.hpp>
 
 #include "../support/schedule_helpers.hpp"
-#include "perflow/cli/config.hpp"
 #include "perflow/parallel/schedule_registry.hpp"
 #include "perflow/simulator/simulate.hpp"
+#include "perflow/study/config.hpp"
 
 namespace perflow {
 namespace {
@@ -73,8 +73,8 @@ TEST_P(ScheduleVector, MatchesReference) {
   const json& c = vectors()["cases"][GetParam()];
   if (!is_registered(c)) GTEST_SKIP() << c["schedule"] << " is not implemented yet";
   const double tolerance = vectors()["tolerance"].get<double>();
-  const cli::Config config = cli::parse_config(config_for(c), c["id"].get<std::string>());
-  const EventGraph graph = cli::build_graph(config);
+  const study::Config config = study::parse_config(config_for(c), c["id"].get<std::string>());
+  const EventGraph graph = study::build_graph(config);
   const simulator::SimulationResult r = simulator::simulate(graph, config.simulation);
   const simulator::Metrics& m = r.metrics;
   const std::uint32_t p = c["inputs"]["p"].get<std::uint32_t>();
@@ -115,9 +115,9 @@ TEST_P(ScheduleVector, PeaksInBytes) {
   if (c["match"] != "exact") GTEST_SKIP() << "at_most cases bound memory by their limit";
   json doc = config_for(c);
   doc["costs"]["activation"] = c["inputs"]["act"].get<double>() * 1.5e9;
-  const cli::Config config = cli::parse_config(doc, c["id"].get<std::string>());
+  const study::Config config = study::parse_config(doc, c["id"].get<std::string>());
   const simulator::SimulationResult r =
-      simulator::simulate(cli::build_graph(config), config.simulation);
+      simulator::simulate(study::build_graph(config), config.simulation);
   for (std::size_t d = 0; d < r.metrics.devices.size(); ++d) {
     const double expected = c["peak_mem"][d].get<double>() * 1.5e9;
     EXPECT_NEAR(r.metrics.devices[d].peak_memory, expected, 1e-6 * expected) << "device " << d;

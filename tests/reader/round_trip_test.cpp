@@ -15,9 +15,10 @@
 
 #include "detail/measured_config.hpp"
 #include "detail/profile_input.hpp"
-#include "perflow/cli/config.hpp"
+#include "detail/study.hpp"
 #include "perflow/reader/kineto_writer.hpp"
 #include "perflow/simulator/communication.hpp"
+#include "perflow/study/config.hpp"
 
 namespace perflow::cli {
 namespace {

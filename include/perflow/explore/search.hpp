@@ -113,7 +113,7 @@ std::vector<Plan> enumerate_plans(const Search& search, SearchCounts& counts,
 /// stage plus one microbatch's activation of its largest chunk (with recomputation, what F keeps
 /// plus what R rebuilds). Never true for a plan that
 /// fits. Throws ConfigError if the config is invalid.
-bool cannot_fit(const cli::Config& config);
+bool cannot_fit(const study::Config& config);
 
 /// Enumerates, prunes, simulates the survivors in parallel and ranks them.
 SearchResult run_search(const Search& search, const SearchOptions& options = {});

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "perflow/cli/config_overrides.hpp"
+#include "perflow/study/config_overrides.hpp"
 
 namespace perflow::explore {
 
@@ -31,7 +31,7 @@ struct Sweep {
   /// Every pointer an axis sets, in column order.
   [[nodiscard]] std::vector<std::string> pointers() const;
   /// What run `run` sets, in column order.
-  [[nodiscard]] std::vector<cli::ConfigOverride> overrides(std::uint64_t run) const;
+  [[nodiscard]] std::vector<study::ConfigOverride> overrides(std::uint64_t run) const;
 };
 
 /// Most runs one sweep may have.

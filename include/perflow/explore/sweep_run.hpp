@@ -4,9 +4,9 @@
 #include <optional>
 #include <string>
 
-#include "perflow/cli/config.hpp"
 #include "perflow/core/time.hpp"
 #include "perflow/explore/sweep.hpp"
+#include "perflow/study/config.hpp"
 
 namespace perflow::explore {
 
@@ -26,7 +26,7 @@ struct RunOutcome {
 
 /// Builds and simulates a parsed config and fills the outcome's figures (`run` and `error`
 /// untouched). Throws what build_graph and simulate throw.
-void evaluate_config(const cli::Config& config, RunOutcome& outcome);
+void evaluate_config(const study::Config& config, RunOutcome& outcome);
 
 /// Reads, builds and simulates run `run` of the sweep. A configuration the config reader,
 /// a schedule or the simulator refuses is an outcome with its message, not an exception.

@@ -4,9 +4,10 @@
 #include <vector>
 
 #include "measured_config.hpp"
-#include "perflow/cli/config.hpp"
 #include "perflow/core/event_graph.hpp"
+#include "perflow/study/config.hpp"
 #include "profile_input.hpp"
+#include "study.hpp"
 
 namespace perflow::cli::detail {
 

@@ -5,7 +5,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "perflow/cli/config_overrides.hpp"
+#include "perflow/study/config_overrides.hpp"
+#include "study.hpp"
 
 namespace perflow::cli::detail {
 

@@ -8,7 +8,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "perflow/cli/config_overrides.hpp"
 #include "perflow/core/event_graph.hpp"
 #include "perflow/model/derive.hpp"
 #include "perflow/model/device_spec.hpp"
@@ -22,8 +21,9 @@
 #include "perflow/simulator/metrics.hpp"
 #include "perflow/simulator/options.hpp"
 #include "perflow/simulator/simulate.hpp"
+#include "perflow/study/config_overrides.hpp"
 
-namespace perflow::cli {
+namespace perflow::study {
 
 /// What the config says about one device (pipeline stage d runs on device d).
 struct DeviceInfo {
@@ -150,4 +150,4 @@ EventGraph build_graph(const Config& config);
 /// config's numbers as a whole (a step beyond the simulator's range) names the file.
 simulator::SimulationResult simulate(const Config& config, const EventGraph& graph);
 
-}  // namespace perflow::cli
+}  // namespace perflow::study

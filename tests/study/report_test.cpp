@@ -2,7 +2,7 @@
 // nlohmann::json tree and dumped with dump(1), byte for byte, over every example config,
 // the golden cases' configs and variants made to reach nulls, NaN, out-of-memory devices
 // and device type names that need escaping.
-#include "perflow/cli/report.hpp"
+#include "perflow/study/report.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -18,7 +18,7 @@
 #include "perflow/core/error.hpp"
 #include "perflow/parallel/expert_parallel.hpp"
 
-namespace perflow::cli {
+namespace perflow::study {
 namespace {
 
 /// The report as it was built before it was streamed (a tree, then dump(1)): the reference.
@@ -259,4 +259,4 @@ TEST(Report, StreamedAsNlohmannDumpOfEscapesAndNulls) {
 }
 
 }  // namespace
-}  // namespace perflow::cli
+}  // namespace perflow::study

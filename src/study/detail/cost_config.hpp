@@ -2,10 +2,10 @@
 
 #include <string>
 
-#include "perflow/cli/config.hpp"
 #include "perflow/core/json_cursor.hpp"
+#include "perflow/study/config.hpp"
 
-namespace perflow::cli::detail {
+namespace perflow::study::detail {
 
 /// A registered schedule's name; an unknown one fails at its pointer with the valid names.
 std::string read_schedule_name(const JsonCursor& cursor);
@@ -18,4 +18,4 @@ double read_bandwidth(const JsonCursor& cursor);
 /// config.pipeline's sizes.
 void parse_cost_sections(const JsonCursor& root, Config& config);
 
-}  // namespace perflow::cli::detail
+}  // namespace perflow::study::detail

@@ -1,4 +1,4 @@
-#include "perflow/cli/config.hpp"
+#include "perflow/study/config.hpp"
 
 #include <fstream>
 #include <functional>
@@ -13,14 +13,14 @@
 
 #include <gtest/gtest.h>
 
-#include "../../src/cli/detail/config_fields.hpp"
-#include "perflow/cli/config_schema.hpp"
+#include "../../src/study/detail/config_fields.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/parallel/collectives.hpp"
 #include "perflow/parallel/expert_parallel.hpp"
 #include "perflow/simulator/simulate.hpp"
+#include "perflow/study/config_schema.hpp"
 
-namespace perflow::cli {
+namespace perflow::study {
 namespace {
 
 nlohmann::json base() {
@@ -896,9 +896,9 @@ TEST(ModelConfig, ErrorsNameThePointer) {
 }
 
 }  // namespace
-}  // namespace perflow::cli
+}  // namespace perflow::study
 
-namespace perflow::cli {
+namespace perflow::study {
 namespace {
 
 // model_config() with experts: 8 routed (top 2) of f_e 512 and a shared one in the last 6 of
@@ -1009,9 +1009,9 @@ TEST(ModelConfig, MixtureOfExpertsErrorsNameThePointer) {
 }
 
 }  // namespace
-}  // namespace perflow::cli
+}  // namespace perflow::study
 
-namespace perflow::cli {
+namespace perflow::study {
 namespace {
 
 // Expert parallelism over 16 ranks, 8 to a node: 15 x 5 us + max(8/16 x 32 MB at 50 GB/s,
@@ -1112,9 +1112,9 @@ TEST(ExpertParallelConfig, DualPipeHoldsTwiceTheParameters) {
 }
 
 }  // namespace
-}  // namespace perflow::cli
+}  // namespace perflow::study
 
-namespace perflow::cli {
+namespace perflow::study {
 namespace {
 
 // DualPipe whose pairs overlap their all-to-alls (the simulate_dualpipe_pairs golden).
@@ -1207,4 +1207,4 @@ TEST(ExpertParallelConfig, MoreChecks) {
 }
 
 }  // namespace
-}  // namespace perflow::cli
+}  // namespace perflow::study

@@ -12,7 +12,7 @@
 
 #include "perflow/core/json_cursor.hpp"
 
-namespace perflow::cli::detail {
+namespace perflow::study::detail {
 
 enum class FieldKind {
   String,        ///< free text
@@ -87,4 +87,4 @@ inline constexpr double kMaxBytes = 1e18;
 inline constexpr std::string_view kCostsPerChunk = "chunk";
 inline constexpr std::string_view kCostsPerStage = "stage";
 
-}  // namespace perflow::cli::detail
+}  // namespace perflow::study::detail

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace perflow::cli::detail {
+namespace perflow::study::detail {
 namespace {
 
 using K = FieldKind;
@@ -614,4 +614,4 @@ std::int64_t read_integer(const JsonCursor& cursor, const Field& field) {
                            static_cast<std::int64_t>(field.max));
 }
 
-}  // namespace perflow::cli::detail
+}  // namespace perflow::study::detail

@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "perflow/cli/config.hpp"
+#include "perflow/study/config.hpp"
 
-namespace perflow::cli {
+namespace perflow::study {
 
 /// What the pictures (timelines, Chrome traces) show per device, as the config says: its GPU type
 /// (empty when none is placed), the memory its stage holds throughout, and its capacity (0 when
@@ -19,4 +19,4 @@ struct DeviceDisplay {
 
 DeviceDisplay device_display(const Config& config, std::uint32_t devices);
 
-}  // namespace perflow::cli
+}  // namespace perflow::study

@@ -1,6 +1,6 @@
-#include "perflow/cli/device_display.hpp"
+#include "perflow/study/device_display.hpp"
 
-namespace perflow::cli {
+namespace perflow::study {
 
 DeviceDisplay device_display(const Config& config, std::uint32_t devices) {
   DeviceDisplay display;
@@ -15,4 +15,4 @@ DeviceDisplay device_display(const Config& config, std::uint32_t devices) {
   return display;
 }
 
-}  // namespace perflow::cli
+}  // namespace perflow::study

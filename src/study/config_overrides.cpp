@@ -1,4 +1,4 @@
-#include "perflow/cli/config_overrides.hpp"
+#include "perflow/study/config_overrides.hpp"
 
 #include <string>
 
@@ -6,7 +6,7 @@
 
 #include "perflow/core/error.hpp"
 
-namespace perflow::cli {
+namespace perflow::study {
 
 ConfigOverride parse_override(std::string_view text) {
   const std::size_t equals = text.find('=');
@@ -85,4 +85,4 @@ ConfigError name_override(const ConfigError& error, std::span<const ConfigOverri
                      fmt::format("{} (set by {} '{}')", error.message(), set->origin, set->text));
 }
 
-}  // namespace perflow::cli
+}  // namespace perflow::study

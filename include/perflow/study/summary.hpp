@@ -2,11 +2,11 @@
 
 #include <string>
 
-#include "perflow/cli/config.hpp"
 #include "perflow/core/event_graph.hpp"
 #include "perflow/simulator/metrics.hpp"
+#include "perflow/study/config.hpp"
 
-namespace perflow::cli {
+namespace perflow::study {
 
 /// One line naming the run: "1f1b, 4 stages x 8 microbatches x 1 chunk (64 tasks)".
 std::string describe_run(const Config& config, const EventGraph& graph);
@@ -17,4 +17,4 @@ std::string describe_run(const Config& config, const EventGraph& graph);
 std::string format_summary(const Config& config, const EventGraph& graph,
                            const simulator::SimulationResult& result);
 
-}  // namespace perflow::cli
+}  // namespace perflow::study

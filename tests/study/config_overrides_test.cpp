@@ -1,14 +1,14 @@
-#include "perflow/cli/config_overrides.hpp"
+#include "perflow/study/config_overrides.hpp"
 
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "perflow/cli/config.hpp"
 #include "perflow/core/error.hpp"
+#include "perflow/study/config.hpp"
 
-namespace perflow::cli {
+namespace perflow::study {
 namespace {
 
 nlohmann::json base() {
@@ -100,4 +100,4 @@ TEST(ConfigOverride, ErrorsAtAnOverriddenFieldSaySo) {
 }
 
 }  // namespace
-}  // namespace perflow::cli
+}  // namespace perflow::study

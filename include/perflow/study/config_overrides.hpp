@@ -8,7 +8,7 @@
 
 #include "perflow/core/error.hpp"
 
-namespace perflow::cli {
+namespace perflow::study {
 
 /// One `--set POINTER=VALUE`: a config field by JSON pointer, and its new value.
 struct ConfigOverride {
@@ -37,4 +37,4 @@ const ConfigOverride* override_of(std::span<const ConfigOverride> overrides,
 /// `error` unchanged.
 ConfigError name_override(const ConfigError& error, std::span<const ConfigOverride> overrides);
 
-}  // namespace perflow::cli
+}  // namespace perflow::study

@@ -1,4 +1,4 @@
-#include "perflow/cli/config.hpp"
+#include "perflow/study/config.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -22,7 +22,7 @@
 #include "perflow/simulator/simulate.hpp"
 #include "perflow/trace_op/operators.hpp"
 
-namespace perflow::cli {
+namespace perflow::study {
 namespace {
 
 // An integer of /pipeline, bounded as the table says (stages: per-stage tables are built
@@ -421,4 +421,4 @@ simulator::SimulationResult simulate(const Config& config, const EventGraph& gra
   }
 }
 
-}  // namespace perflow::cli
+}  // namespace perflow::study

@@ -1,4 +1,4 @@
-#include "perflow/cli/config_schema.hpp"
+#include "perflow/study/config_schema.hpp"
 
 #include <string>
 
@@ -9,7 +9,7 @@
 #include "perflow/model/transformer.hpp"
 #include "perflow/parallel/schedule_registry.hpp"
 
-namespace perflow::cli {
+namespace perflow::study {
 namespace {
 
 using detail::Field;
@@ -200,4 +200,4 @@ nlohmann::ordered_json config_schema() {
   return schema;
 }
 
-}  // namespace perflow::cli
+}  // namespace perflow::study

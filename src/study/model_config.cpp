@@ -19,7 +19,7 @@
 #include "perflow/parallel/pipeline_layout.hpp"
 #include "perflow/parallel/schedule_registry.hpp"
 
-namespace perflow::cli::detail {
+namespace perflow::study::detail {
 namespace {
 
 std::uint32_t read_model_integer(const JsonCursor& c, std::string_view name) {
@@ -435,4 +435,4 @@ void derive_model_costs(const JsonCursor& root, Config& config,
   }
 }
 
-}  // namespace perflow::cli::detail
+}  // namespace perflow::study::detail

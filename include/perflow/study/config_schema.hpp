@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace perflow::cli {
+namespace perflow::study {
 
 /// The config format's JSON Schema (draft 2020-12), generated from the table the config
 /// parser takes its keys and bounds from. It checks keys, types, units and bounds; the
@@ -10,4 +10,4 @@ namespace perflow::cli {
 /// that exist) are the parser's alone.
 nlohmann::ordered_json config_schema();
 
-}  // namespace perflow::cli
+}  // namespace perflow::study

@@ -24,7 +24,7 @@
 #include "perflow/parallel/collectives.hpp"
 #include "perflow/parallel/schedule_registry.hpp"
 
-namespace perflow::cli::detail {
+namespace perflow::study::detail {
 namespace {
 
 // /costs/offload (or a device type's, or an override's), field by field.
@@ -807,4 +807,4 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
   config.costs.set_p2p_latency(config.simulation.p2p_latency);  // schedulers plan with it
 }
 
-}  // namespace perflow::cli::detail
+}  // namespace perflow::study::detail

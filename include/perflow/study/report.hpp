@@ -2,11 +2,11 @@
 
 #include <string>
 
-#include "perflow/cli/config.hpp"
 #include "perflow/core/event_graph.hpp"
 #include "perflow/simulator/simulate.hpp"
+#include "perflow/study/config.hpp"
 
-namespace perflow::cli {
+namespace perflow::study {
 
 /// The `--report` document (a contract: see README "Report format"). Times are integer
 /// nanoseconds in `*_ns` fields; `order` lists each device's task labels as executed.
@@ -17,4 +17,4 @@ namespace perflow::cli {
 std::string render_report(const Config& config, const EventGraph& graph,
                           const simulator::SimulationResult& result);
 
-}  // namespace perflow::cli
+}  // namespace perflow::study

@@ -3,11 +3,11 @@
 #include <optional>
 #include <span>
 
-#include "perflow/cli/config.hpp"
 #include "perflow/core/json_cursor.hpp"
 #include "perflow/model/device_spec.hpp"
+#include "perflow/study/config.hpp"
 
-namespace perflow::cli::detail {
+namespace perflow::study::detail {
 
 /// Reads /model and /training into config.model; derives /pipeline/microbatches from
 /// /training/global_batch_size. /training without /model is refused. Needs the pipeline
@@ -27,4 +27,4 @@ std::optional<model::DeviceSpec> read_device_type_spec(const JsonCursor& type);
 void derive_model_costs(const JsonCursor& root, Config& config,
                         std::span<const std::optional<model::DeviceSpec>> devices);
 
-}  // namespace perflow::cli::detail
+}  // namespace perflow::study::detail

@@ -1,4 +1,4 @@
-#include "perflow/cli/report.hpp"
+#include "perflow/study/report.hpp"
 
 #include <algorithm>
 #include <array>
@@ -14,7 +14,7 @@
 // The report is streamed in the order nlohmann::json prints an object: keys sorted. Every
 // key is always present (null when it does not apply), so the layout never depends on the
 // run; tests/cli/report_test.cpp checks the bytes against a tree dumped by nlohmann.
-namespace perflow::cli {
+namespace perflow::study {
 namespace {
 
 /// A task's label ("F12.0", as graph.label) without an allocation per task.
@@ -263,4 +263,4 @@ std::string render_report(const Config& config, const EventGraph& graph,
   return out;
 }
 
-}  // namespace perflow::cli
+}  // namespace perflow::study

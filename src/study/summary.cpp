@@ -1,4 +1,4 @@
-#include "perflow/cli/summary.hpp"
+#include "perflow/study/summary.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 #include "perflow/core/units.hpp"
 #include "perflow/parallel/expert_parallel.hpp"
 
-namespace perflow::cli {
+namespace perflow::study {
 namespace {
 
 // 174.6B, 352.1M, 9000: parameters at a readable scale.
@@ -275,4 +275,4 @@ std::string format_summary(const Config& config, const EventGraph& graph,
   return out;
 }
 
-}  // namespace perflow::cli
+}  // namespace perflow::study

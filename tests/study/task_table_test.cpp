@@ -14,8 +14,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "perflow/cli/config.hpp"
 #include "perflow/simulator/simulate.hpp"
+#include "perflow/study/config.hpp"
 
 namespace perflow {
 namespace {
@@ -30,8 +30,8 @@ struct Simulated {
 };
 
 Simulated run(const nlohmann::json& document) {
-  const cli::Config config = cli::parse_config(document, "c.json");
-  Simulated r{cli::build_graph(config), {}};
+  const study::Config config = study::parse_config(document, "c.json");
+  Simulated r{study::build_graph(config), {}};
   r.result = simulator::simulate(r.graph, config.simulation);
   return r;
 }
