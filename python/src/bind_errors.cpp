@@ -30,9 +30,16 @@ py::handle new_class(py::module_& m, const char* name, py::handle bases, const c
   return cls.release();
 }
 
+// Text from C++ as a Python str: messages may quote input bytes that are not UTF-8 (a
+// Latin-1 config, a path), which must not turn the error into a UnicodeDecodeError.
+py::str text(const std::string& bytes) {
+  return py::reinterpret_steal<py::str>(PyUnicode_DecodeUTF8(
+      bytes.data(), static_cast<py::ssize_t>(bytes.size()), "backslashreplace"));
+}
+
 // Raises an instance of `cls` with `message` and the given attributes.
 void raise(py::handle cls, const char* message, const py::dict& attributes = {}) {
-  py::object instance = cls(message);
+  py::object instance = cls(text(message));
   for (const auto& [key, value] : attributes) instance.attr(key) = value;
   PyErr_SetObject(cls.ptr(), instance.ptr());
 }
@@ -62,33 +69,36 @@ void bind_errors(py::module_& m) {
                              "A run refused before it allocates more memory than it may.");
   io_error = new_class(m, "IoError", with(error, PyExc_OSError), "A file could not be written.");
 
-  py::register_exception_translator([](std::exception_ptr p) {
+  // Local: other pybind11 modules in the process keep their own translations.
+  py::register_local_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const ConfigError& e) {
       py::dict at;
-      at["file"] = e.file();
-      at["pointer"] = e.pointer();
+      at["file"] = text(e.file());
+      at["pointer"] = text(e.pointer());
       raise(config_error, e.what(), at);
     } catch (const ScheduleError& e) {
       py::dict at;
-      at["field"] = e.field();
+      at["field"] = text(e.field());
       raise(schedule_error, e.what(), at);
     } catch (const CycleError& e) {
       py::dict at;
-      at["cycle"] = py::cast(e.cycle());
+      py::list cycle;
+      for (const std::string& task : e.cycle()) cycle.append(text(task));
+      at["cycle"] = cycle;
       raise(cycle_error, e.what(), at);
     } catch (const UnknownNameError& e) {
       raise(unknown_name_error, e.what());
     } catch (const FormatError& e) {
       py::dict at;
-      at["source"] = e.source();
+      at["source"] = text(e.source());
       at["line"] = e.line();
       raise(format_error, e.what(), at);
     } catch (const reader::ProfileError& e) {
       py::dict at;
-      at["file"] = e.file();
-      at["location"] = e.location();
+      at["file"] = text(e.file());
+      at["location"] = text(e.location());
       raise(profile_error, e.what(), at);
     } catch (const ResourceError& e) {
       raise(resource_error, e.what());

@@ -51,38 +51,27 @@ std::string repr(const TaskCosts& c) {
 }
 
 // A schedule's costs from Python: a CostTable, one TaskCosts for every stage, a list with
-// one per stage (the same for its chunks), or None (zero costs).
-CostTable cost_table_of(const py::object& costs) {
+// one per stage (for all its chunks), or None (zero costs).
+CostTable cost_table_of(const py::object& costs, std::uint32_t stages, std::uint32_t chunks) {
   if (costs.is_none()) return CostTable();
   if (py::isinstance<CostTable>(costs)) return costs.cast<CostTable>();
   if (py::isinstance<TaskCosts>(costs)) return CostTable(costs.cast<TaskCosts>());
   if (py::isinstance<py::list>(costs) || py::isinstance<py::tuple>(costs)) {
     const auto per_stage = costs.cast<std::vector<TaskCosts>>();
-    if (per_stage.empty())
-      throw py::value_error("costs: expected one TaskCosts per stage, found []");
+    if (per_stage.size() != stages) {
+      throw py::value_error("costs: expected one TaskCosts per stage (" + std::to_string(stages) +
+                            "), found " + std::to_string(per_stage.size()));
+    }
     CostTable table(per_stage.front());
-    for (std::size_t s = 0; s < per_stage.size(); ++s) {
-      table.set(StageId{static_cast<std::uint32_t>(s)}, 0, per_stage[s]);
+    table.reserve(stages, chunks);
+    for (std::uint32_t s = 0; s < stages; ++s) {
+      for (std::uint32_t c = 0; c < chunks; ++c) table.set(StageId{s}, c, per_stage[s]);
     }
     return table;
   }
   throw py::type_error(
       "costs: expected a TaskCosts, a list of them (one per stage) or a CostTable, found " +
       std::string(py::str(py::type::of(costs).attr("__name__"))));
-}
-
-// A list of one TaskCosts per stage applies to every chunk of the stage.
-CostTable per_stage_chunks(const py::object& costs, std::uint32_t chunks) {
-  CostTable table = cost_table_of(costs);
-  if ((py::isinstance<py::list>(costs) || py::isinstance<py::tuple>(costs)) && chunks > 1) {
-    const auto per_stage = costs.cast<std::vector<TaskCosts>>();
-    for (std::size_t s = 0; s < per_stage.size(); ++s) {
-      for (std::uint32_t c = 1; c < chunks; ++c) {
-        table.set(StageId{static_cast<std::uint32_t>(s)}, c, per_stage[s]);
-      }
-    }
-  }
-  return table;
 }
 
 std::vector<StageId> stage_ids(const std::vector<std::uint32_t>& stages) {
@@ -120,7 +109,7 @@ GraphPtr scale(const GraphPtr& graph, const std::optional<py::dict>& by_kind,
         }
         throw UnknownNameError("scale: unknown task kind '" + name + "'; the kinds are " + names);
       }
-      factors.by_kind[static_cast<std::size_t>(*kind)] = value.cast<double>();
+      factors.by_kind[static_cast<std::size_t>(*kind)] = number_of(value, "by_kind");
     }
   }
   factors.by_stage = by_stage;
@@ -287,7 +276,7 @@ void bind_graph(py::module_& m) {
         spec.split_backward = split_backward;
         spec.microbatch_group_size = microbatch_group_size;
         spec.memory_limit = memory_limit;
-        const CostTable table = per_stage_chunks(costs, chunks);
+        const CostTable table = cost_table_of(costs, stages, chunks);
         py::gil_scoped_release release;
         return GraphPtr(std::make_shared<EventGraph>(parallel::build_schedule(spec, table)));
       },
@@ -296,13 +285,14 @@ void bind_graph(py::module_& m) {
       py::arg("microbatch_group_size") = 0, py::arg("memory_limit") = 0.0,
       "A schedule's task graph (names: perflow.schedules()); costs: a TaskCosts, one per "
       "stage, or a CostTable");
-  m.def("filter", &filter, py::arg("graph"), py::arg("stages"),
+  m.def("filter", &filter, py::arg("graph").none(false), py::arg("stages"),
         "The part of `graph` holding these stages (Graph.filter)");
   m.def("merge", &merge, py::arg("parts"),
         "One graph of the parts, their boundary dependences reconnected");
-  m.def("remap", &remap, py::arg("graph"), py::arg("device_of"), "Graph.remap");
-  m.def("scale", &scale, py::arg("graph"), py::kw_only(), py::arg("by_kind") = py::none(),
-        py::arg("by_stage") = std::vector<double>{}, "Graph.scale");
+  m.def("remap", &remap, py::arg("graph").none(false), py::arg("device_of"), "Graph.remap");
+  m.def("scale", &scale, py::arg("graph").none(false), py::kw_only(),
+        py::arg("by_kind") = py::none(), py::arg("by_stage") = std::vector<double>{},
+        "Graph.scale");
 }
 
 }  // namespace perflow::python

@@ -166,10 +166,11 @@ void bind_run(py::module_& m) {
                  throw py::value_error("bandwidth: '" + text + "': " + e.what());
                }
              } else {
-               link.bandwidth = bandwidth.cast<double>();
+               link.bandwidth = number_of(bandwidth, "bandwidth");
              }
-             if (!(link.bandwidth >= 0)) {
-               throw py::value_error("bandwidth: expected bytes per second >= 0 (0: unlimited)");
+             if (!(link.bandwidth >= 0 && link.bandwidth <= 1e18)) {
+               throw py::value_error(
+                   "bandwidth: expected bytes per second from 0 (unlimited) to 1e18");
              }
              return link;
            }),
@@ -291,7 +292,7 @@ void bind_run(py::module_& m) {
            format_duration(r.result.metrics.makespan) + ">";
   });
 
-  m.def("simulate_graph", &simulate_graph, py::arg("graph"), py::kw_only(),
+  m.def("simulate_graph", &simulate_graph, py::arg("graph").none(false), py::kw_only(),
         py::arg("mode") = "ordered", py::arg("p2p_latency") = 0, py::arg("devices_per_node") = 0,
         py::arg("intra_node") = Link{}, py::arg("inter_node") = Link{},
         py::arg("boundary_bytes") = std::vector<double>{},

@@ -39,7 +39,11 @@ struct Run {
 /// argument in errors (a Python ValueError or TypeError).
 TimeNs duration_of(py::handle value, const char* what);
 
-/// Bytes (or abstract memory units): a number, or a str with a unit ("1.5GB", "64MiB").
+/// A number (int, float, NumPy scalar; not a bool or a str), as a double.
+double number_of(py::handle value, const char* what);
+
+/// Bytes (or abstract memory units) from 0 to 1e18: a number, or a str with a unit ("1.5GB",
+/// "64MiB").
 double bytes_of(py::handle value, const char* what);
 
 /// A read-only 1-D NumPy array over `n` items of `dtype` at `data`, without a copy: `owner`

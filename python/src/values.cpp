@@ -1,4 +1,5 @@
 // Python values into the library's: durations and sizes with units, and NumPy views.
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -8,15 +9,33 @@
 
 namespace perflow::python {
 
+namespace {
+
+// The longest duration a config may give (time.cpp's limit): sums of many stay in range.
+constexpr TimeNs kMaxDuration = std::numeric_limits<TimeNs>::max() / 16;
+constexpr double kMaxBytes = 1e18;  // as cost_config.cpp allows
+
+std::string type_name(py::handle value) {
+  return std::string(py::str(py::type::of(value).attr("__name__")));
+}
+
+// True for ints and what converts to one exactly (NumPy integers), not for bools.
+bool is_integer(py::handle value) {
+  return PyIndex_Check(value.ptr()) != 0 && !py::isinstance<py::bool_>(value);
+}
+
+}  // namespace
+
 TimeNs duration_of(py::handle value, const char* what) {
-  if (py::isinstance<py::bool_>(value)) {
-    throw py::type_error(std::string(what) + ": expected a duration, found a bool");
-  }
-  if (py::isinstance<py::int_>(value)) {
-    const auto ns = value.cast<long long>();
-    if (ns < 0) {
-      throw py::value_error(std::string(what) + ": expected a duration >= 0 ns, found " +
-                            std::to_string(ns));
+  if (is_integer(value)) {
+    const auto index = py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr()));
+    if (!index) throw py::error_already_set();
+    int overflow = 0;
+    const long long ns = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+    if (overflow != 0 || ns < 0 || ns > kMaxDuration) {
+      throw py::value_error(std::string(what) + ": expected a duration from 0 to " +
+                            std::to_string(kMaxDuration) + " ns, found " +
+                            std::string(py::repr(index)));
     }
     return ns;
   }
@@ -31,27 +50,40 @@ TimeNs duration_of(py::handle value, const char* what) {
   throw py::type_error(std::string(what) +
                        ": expected a duration, an int (nanoseconds) or a str with a unit "
                        "('1315us'), found " +
-                       std::string(py::str(py::type::of(value).attr("__name__"))));
+                       type_name(value));
+}
+
+double number_of(py::handle value, const char* what) {
+  if (py::isinstance<py::bool_>(value) || py::isinstance<py::str>(value) ||
+      PyNumber_Check(value.ptr()) == 0) {
+    throw py::type_error(std::string(what) + ": expected a number, found " + type_name(value));
+  }
+  const auto number = py::reinterpret_steal<py::object>(PyNumber_Float(value.ptr()));
+  if (!number) throw py::error_already_set();  // e.g. an int too large for a float
+  return PyFloat_AsDouble(number.ptr());
 }
 
 double bytes_of(py::handle value, const char* what) {
-  if (py::isinstance<py::bool_>(value)) {
-    throw py::type_error(std::string(what) + ": expected a size, found a bool");
-  }
-  if (py::isinstance<py::int_>(value) || py::isinstance<py::float_>(value)) {
-    return value.cast<double>();
-  }
+  double bytes = 0;
   if (py::isinstance<py::str>(value)) {
     const auto text = value.cast<std::string>();
     try {
-      return parse_bytes(text);
+      bytes = parse_bytes(text);
     } catch (const std::invalid_argument& e) {
       throw py::value_error(std::string(what) + ": '" + text + "': " + e.what());
     }
+  } else if (py::isinstance<py::bool_>(value) || PyNumber_Check(value.ptr()) == 0) {
+    throw py::type_error(std::string(what) +
+                         ": expected a size, a number or a str with a unit ('1.5GB'), found " +
+                         type_name(value));
+  } else {
+    bytes = number_of(value, what);
   }
-  throw py::type_error(std::string(what) +
-                       ": expected a size, a number or a str with a unit ('1.5GB'), found " +
-                       std::string(py::str(py::type::of(value).attr("__name__"))));
+  if (!(bytes >= 0 && bytes <= kMaxBytes)) {
+    throw py::value_error(std::string(what) + ": expected a size from 0 to 1e18, found " +
+                          std::string(py::repr(py::float_(bytes))));
+  }
+  return bytes;
 }
 
 py::array view(py::handle owner, const void* data, std::size_t n, const char* dtype) {

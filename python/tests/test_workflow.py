@@ -130,7 +130,9 @@ def test_costs_values_and_errors():
     assert perflow.TaskCosts(activation="64MiB").activation == 64 * 2**20
     with pytest.raises(ValueError, match=r"^forward: '12': "):
         perflow.TaskCosts(forward="12")
-    with pytest.raises(ValueError, match=r"^backward: expected a duration >= 0 ns, found -1$"):
+    with pytest.raises(ValueError,
+                       match=r"^backward: expected a duration from 0 to 576460752303423487 ns, "
+                             r"found -1$"):
         perflow.TaskCosts(backward=-1)
     with pytest.raises(TypeError, match=r"^weight: expected a duration, .* found float$"):
         perflow.TaskCosts(weight=1.5)
@@ -146,3 +148,39 @@ def test_costs_values_and_errors():
     assert perflow.Link("5us", "25GB/s").bandwidth == 25e9
     with pytest.raises(ValueError, match="^bandwidth: 'fast': "):
         perflow.Link(0, "fast")
+
+
+def test_arguments_out_of_range_are_named():
+    import numpy as np
+    assert perflow.TaskCosts(forward=np.int64(5), activation=np.float32(2.0)).forward == 5
+    with pytest.raises(ValueError, match=r"^forward: expected a duration from 0 to "):
+        perflow.TaskCosts(forward=2**62)
+    with pytest.raises(ValueError, match=r"^forward: expected a duration from 0 to "):
+        perflow.TaskCosts(forward=2**80)
+    with pytest.raises(ValueError, match=r"^activation: expected a size from 0 to 1e18"):
+        perflow.TaskCosts(activation=-1.0)
+    with pytest.raises(ValueError, match=r"^activation: expected a size"):
+        perflow.TaskCosts(activation=float("nan"))
+    with pytest.raises(TypeError, match=r"^activation: expected a size"):
+        perflow.TaskCosts(activation=True)
+    with pytest.raises(ValueError, match=r"^costs: expected one TaskCosts per stage \(4\), found 2$"):
+        perflow.build_schedule("1f1b", stages=4, microbatches=8, costs=[H100, A100])
+    with pytest.raises(perflow.ScheduleError, match="beyond the largest pipeline"):
+        perflow.CostTable().set(0, 2**32 - 1, H100)
+    g = perflow.build_schedule("1f1b", stages=2, microbatches=2)
+    with pytest.raises(TypeError, match=r"^by_kind: expected a number, found str$"):
+        g.scale(by_kind={"F": "2"})
+    with pytest.raises(TypeError, match=r"^bandwidth: expected a number, found NoneType$"):
+        perflow.Link(0, None)
+    for call in (lambda: perflow.filter(None, [0]), lambda: perflow.simulate_graph(None),
+                 lambda: perflow.scale(None), lambda: perflow.remap(None, [0])):
+        with pytest.raises(TypeError):
+            call()
+
+
+def test_messages_with_bytes_that_are_not_utf8(tmp_path):
+    path = tmp_path / "latin1.json"
+    path.write_bytes(b'{"pipeline": {"schedule": "caf\xe9"}}')
+    with pytest.raises(perflow.ConfigError) as e:
+        perflow.load_config(path)
+    assert str(e.value).startswith(str(path)) and e.value.file == str(path)

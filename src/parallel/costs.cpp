@@ -1,6 +1,12 @@
 #include "perflow/parallel/costs.hpp"
 
 #include <algorithm>
+#include <cstdint>
+
+#include <fmt/format.h>
+
+#include "perflow/core/error.hpp"
+#include "perflow/parallel/pipeline.hpp"
 
 namespace perflow::parallel {
 
@@ -93,6 +99,13 @@ void CostTable::set(StageId stage, std::uint32_t chunk, TaskCosts costs) {
 }
 
 void CostTable::set_size(std::uint32_t stage, std::uint32_t chunk) {
+  // No pipeline has more (stage, chunk) pairs than tasks; this also keeps stage + 1 and
+  // chunk + 1 from wrapping around.
+  if ((std::uint64_t{stage} + 1) * (std::uint64_t{chunk} + 1) > kMaxPipelineTasks) {
+    throw ScheduleError(fmt::format(
+        "costs for stage {}, chunk {}: beyond the largest pipeline ({} stage-chunk pairs)", stage,
+        chunk, kMaxPipelineTasks));
+  }
   const std::uint32_t stages =
       chunks_ == 0 ? 0 : static_cast<std::uint32_t>(entries_.size()) / chunks_;
   const std::uint32_t new_chunks = std::max(chunks_, chunk + 1);

@@ -13,7 +13,7 @@
 
 // The report is streamed in the order nlohmann::json prints an object: keys sorted. Every
 // key is always present (null when it does not apply), so the layout never depends on the
-// run; tests/cli/report_test.cpp checks the bytes against a tree dumped by nlohmann.
+// run; tests/study/report_test.cpp checks the bytes against a tree dumped by nlohmann.
 namespace perflow::study {
 namespace {
 

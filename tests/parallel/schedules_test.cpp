@@ -191,5 +191,22 @@ TEST(CostTable, OverridesFallBackToUniform) {
   EXPECT_EQ(c.memory_delta(TaskKind::BW), -4.0);
 }
 
+TEST(CostTable, RefusesEntriesBeyondTheLargestPipeline) {
+  CostTable table;
+  // 2^32 - 1 would wrap chunk + 1 to 0 and write past the table.
+  try {
+    table.set(StageId{0}, 4294967295u, TaskCosts{});
+    ADD_FAILURE() << "expected a ScheduleError";
+  } catch (const ScheduleError& e) {
+    EXPECT_STREQ(e.what(),
+                 "costs for stage 0, chunk 4294967295: beyond the largest pipeline "
+                 "(268435456 stage-chunk pairs)");
+  }
+  // Checked before anything is allocated: (2^14 + 1)^2 pairs are too many.
+  EXPECT_THROW(table.set(StageId{1u << 14}, 1u << 14, TaskCosts{}), ScheduleError);
+  table.set(StageId{3}, 1, TaskCosts{7, 0, 0, 0, 0});
+  EXPECT_EQ(table.at(StageId{3}, 1).forward, 7);
+}
+
 }  // namespace
 }  // namespace perflow::parallel

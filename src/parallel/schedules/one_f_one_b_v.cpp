@@ -103,6 +103,8 @@ struct Copies {
 
 // Step 2. The cursor advances at most 6 slots per (device, kind) it walks, so slots stay
 // below 24p + 6m + 12 < 2^31 (p, m <= 2^26).
+static_assert(kMaxPipelineTasks <= (std::uint64_t{1} << 28),
+              "p, m <= 2^26 keeps the slots below 2^31: re-check Slot if the limit grows");
 Copies place_copies(std::uint32_t p, std::uint32_t m) {
   const std::vector<Offsets> off = block_offsets(p);
   Copies copies;
