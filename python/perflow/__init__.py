@@ -17,7 +17,6 @@ Durations are nanoseconds (ints) or strings with a unit ("1315us"). Errors are
 """
 
 import json
-import os
 
 from . import _perflow
 from ._perflow import (KINDS, Config, ConfigError, CostTable, CycleError, Error,
@@ -26,6 +25,7 @@ from ._perflow import (KINDS, Config, ConfigError, CostTable, CycleError, Error,
                        format_duration, format_memory, merge, remap, scale, schedules,
                        simulate_graph)
 from ._explore import costs, costs_json, search, sweep
+from ._source import source
 
 __all__ = [
     "KINDS", "Config", "ConfigError", "CostTable", "CycleError", "Error", "FormatError",
@@ -60,22 +60,12 @@ def load_config(config, set=None):  # noqa: A002
         if set:
             raise TypeError("set: a Config is already checked; pass the dict, text or path")
         return config
-    overrides = _overrides(set)
-    if isinstance(config, dict):
-        return _perflow._load_config(json.dumps(config), "<dict>", False, overrides)
-    if isinstance(config, os.PathLike):
-        return _perflow._load_config(os.fspath(config), "", True, overrides)
-    if isinstance(config, str):
-        if config.lstrip().startswith("{"):
-            return _perflow._load_config(config, "<string>", False, overrides)
-        return _perflow._load_config(config, "", True, overrides)
-    raise TypeError("a config is a dict, JSON text, a path or a perflow.Config, found "
-                    f"{type(config).__name__}")
+    return _perflow._load_config(*source(config, "config"), _overrides(set))
 
 
 def simulate_json(config, set=None):  # noqa: A002
     """The report of ``config`` as JSON text, byte for byte the CLI's ``--report`` file."""
-    return _perflow._report_json(load_config(config, set))
+    return load_config(config, set).simulate().report_json()
 
 
 def simulate(config, set=None):  # noqa: A002
@@ -85,4 +75,4 @@ def simulate(config, set=None):  # noqa: A002
 
 def summary(config, set=None):  # noqa: A002
     """The text summary ``perflow simulate CONFIG`` prints."""
-    return _perflow._summary(load_config(config, set))
+    return load_config(config, set).simulate().summary()

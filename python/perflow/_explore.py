@@ -12,6 +12,7 @@ import numbers
 import os
 
 from . import _perflow
+from ._source import source
 
 __all__ = ["costs", "costs_json", "search", "sweep"]
 
@@ -87,15 +88,9 @@ def _document(config, what, keys_at):
     """(source, file, is_path, order) for the C++ side: a path is read there, as the CLI
     reads it; a dict (named "<dict>") or JSON text ("<string>") goes as text, with the keys
     of the object at `keys_at` in the order written, which the C++ JSON objects forget."""
-    if isinstance(config, dict):
-        text, file = json.dumps(config), "<dict>"
-    elif isinstance(config, str) and config.lstrip().startswith("{"):
-        text, file = config, "<string>"
-    elif isinstance(config, (str, os.PathLike)):
-        return _path(config, what), "", True, []
-    else:
-        raise TypeError(f"{what}: expected a path, a dict or JSON text, found "
-                        f"{type(config).__name__}")
+    text, file, is_path = source(config, what)
+    if is_path:
+        return text, file, True, []
     try:
         # As the C++ reads it (a dict's non-str keys as json.dumps writes them).
         node = json.loads(text)
@@ -117,10 +112,6 @@ def costs_json(paths, preset=None, pattern=None, rank_stage=None, schedule=None,
     config is checked as ``perflow simulate`` checks it; a config the schedule refuses is
     named ``<costs>`` in the message, where the CLI names its output file.
     """
-    if preset is not None and pattern is not None:
-        raise _perflow.Error("--preset excludes --pattern")
-    if scale is not None and layers_per_stage is not None:
-        raise _perflow.Error("--scale excludes --layers-per-stage")
     return _perflow._costs_json(
         _profiles(paths), _name(preset, "preset"), _name(pattern, "pattern"),
         _rank_stages(rank_stage), _name(schedule, "schedule"), _number(stages, "stages"),

@@ -71,7 +71,7 @@ CostTable cost_table_of(const py::object& costs, std::uint32_t stages, std::uint
   }
   throw py::type_error(
       "costs: expected a TaskCosts, a list of them (one per stage) or a CostTable, found " +
-      std::string(py::str(py::type::of(costs).attr("__name__"))));
+      type_name(costs));
 }
 
 std::vector<StageId> stage_ids(const std::vector<std::uint32_t>& stages) {
@@ -217,13 +217,7 @@ void bind_graph(py::module_& m) {
           "columns",
           [](const py::object& self) {
             const auto& g = self.cast<const EventGraph&>();
-            py::dict c;
-            c["device"] = id_view(self, g.devices());
-            c["lane"] = id_view(self, g.lanes_of_tasks());
-            c["kind"] = view(self, g.kinds().data(), g.task_count(), "uint8");
-            c["microbatch"] = view(self, g.microbatches().data(), g.task_count(), "uint32");
-            c["chunk"] = view(self, g.chunks().data(), g.task_count(), "uint32");
-            c["stage"] = id_view(self, g.stages());
+            py::dict c = task_columns(self, g);
             c["duration"] = view(self, g.durations().data(), g.task_count(), "int64");
             c["memory_delta"] = view(self, g.memory_deltas().data(), g.task_count(), "float64");
             return c;

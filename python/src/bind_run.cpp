@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bindings.hpp"
+#include "cli/detail/timeline_style.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/core/units.hpp"
 #include "perflow/simulator/options.hpp"
@@ -63,15 +64,7 @@ struct Style {
 
 visualizer::TimelineOptions timeline_options(const Run& run, const Style& style) {
   visualizer::TimelineOptions options;
-  if (run.config) {
-    const study::Config& config = *run.config;
-    const study::DeviceDisplay display = study::device_display(config, run.graph->device_count());
-    options.title = config.description.empty() ? config.pipeline.schedule : config.description;
-    options.subtitle = study::describe_run(config, *run.graph);
-    options.device_labels = display.labels;
-    options.static_memory = display.static_memory;
-    options.memory_capacity = display.capacity;
-  }
+  if (run.config) options = cli::detail::timeline_style(*run.config, *run.graph);
   if (style.title) options.title = *style.title;
   if (style.subtitle) options.subtitle = *style.subtitle;
   if (style.device_labels) options.device_labels = *style.device_labels;
@@ -100,6 +93,13 @@ const study::Config& config_of(const Run& run, const char* what) {
                           "(perflow.load_config(...).simulate())");
   }
   return *run.config;
+}
+
+// The --report text of a config's run, rendered without the GIL.
+std::string report_text(const Run& run, const char* what) {
+  const study::Config& config = config_of(run, what);
+  py::gil_scoped_release release;
+  return study::render_report(config, *run.graph, run.result);
 }
 
 py::dict metrics_of(const simulator::Metrics& metrics) {
@@ -198,15 +198,8 @@ void bind_run(py::module_& m) {
           "columns",
           [](const py::object& self) {
             const auto& r = self.cast<const Run&>();
-            const EventGraph& g = *r.graph;
-            const std::size_t n = g.task_count();
-            py::dict c;
-            c["device"] = id_view(self, g.devices());
-            c["lane"] = id_view(self, g.lanes_of_tasks());
-            c["kind"] = view(self, g.kinds().data(), n, "uint8");
-            c["microbatch"] = view(self, g.microbatches().data(), n, "uint32");
-            c["chunk"] = view(self, g.chunks().data(), n, "uint32");
-            c["stage"] = id_view(self, g.stages());
+            const std::size_t n = r.graph->task_count();
+            py::dict c = task_columns(self, *r.graph);
             c["start"] = view(self, r.result.trace.start.data(), n, "int64");
             c["end"] = view(self, r.result.trace.finish.data(), n, "int64");
             return c;
@@ -215,23 +208,12 @@ void bind_run(py::module_& m) {
           "per task: device, lane, kind (an index into perflow.KINDS), microbatch, chunk, "
           "stage, start, end (ns). pandas.DataFrame(run.columns()) is a table of it")
       .def(
-          "report_json",
-          [](const Run& r) {
-            const study::Config& config = config_of(r, "report_json");
-            py::gil_scoped_release release;
-            return study::render_report(config, *r.graph, r.result);
-          },
+          "report_json", [](const Run& r) { return report_text(r, "report_json"); },
           "The --report JSON text, byte for byte what `perflow simulate --report` writes")
       .def(
           "report",
           [](const Run& r) {
-            const study::Config& config = config_of(r, "report");
-            std::string text;
-            {
-              py::gil_scoped_release release;
-              text = study::render_report(config, *r.graph, r.result);
-            }
-            return py::module_::import("json").attr("loads")(text);
+            return py::module_::import("json").attr("loads")(report_text(r, "report"));
           },
           "The --report document as Python objects")
       .def(

@@ -10,8 +10,6 @@
 #include "perflow/core/json_cursor.hpp"
 #include "perflow/parallel/schedule_registry.hpp"
 #include "perflow/study/config_overrides.hpp"
-#include "perflow/study/report.hpp"
-#include "perflow/study/summary.hpp"
 
 namespace perflow::python {
 namespace {
@@ -73,20 +71,6 @@ void bind_study(py::module_& m) {
   m.def("_load_config", &load, py::arg("text"), py::arg("file"), py::arg("is_path"),
         py::arg("overrides"), released,
         "A Config from JSON text (named `file` in messages) or a path, with overrides");
-  m.def(
-      "_report_json",
-      [](const ConfigPtr& config) {
-        const Run run = run_of(config);
-        return study::render_report(*config, *run.graph, run.result);
-      },
-      released, "The --report JSON text of a config");
-  m.def(
-      "_summary",
-      [](const ConfigPtr& config) {
-        const Run run = run_of(config);
-        return study::format_summary(*config, *run.graph, run.result);
-      },
-      released, "The text summary `perflow simulate` prints");
   m.def(
       "schedules",
       [] {

@@ -57,6 +57,13 @@ py::array id_view(py::handle owner, std::span<const Id> ids) {
   return view(owner, ids.data(), ids.size(), "uint32");
 }
 
+/// The task columns a graph and a run share, as views owned by `owner`: device, lane, kind,
+/// microbatch, chunk, stage.
+py::dict task_columns(py::handle owner, const EventGraph& graph);
+
+/// The name of a value's type, for errors ("found float").
+std::string type_name(py::handle value);
+
 void bind_errors(py::module_& m);
 void bind_study(py::module_& m);
 void bind_graph(py::module_& m);

@@ -11,14 +11,6 @@ namespace perflow::python {
 
 namespace {
 
-// The longest duration a config may give (time.cpp's limit): sums of many stay in range.
-constexpr TimeNs kMaxDuration = std::numeric_limits<TimeNs>::max() / 16;
-constexpr double kMaxBytes = 1e18;  // as cost_config.cpp allows
-
-std::string type_name(py::handle value) {
-  return std::string(py::str(py::type::of(value).attr("__name__")));
-}
-
 // True for ints and what converts to one exactly (NumPy integers), not for bools.
 bool is_integer(py::handle value) {
   return PyIndex_Check(value.ptr()) != 0 && !py::isinstance<py::bool_>(value);
@@ -26,15 +18,19 @@ bool is_integer(py::handle value) {
 
 }  // namespace
 
+std::string type_name(py::handle value) {
+  return std::string(py::str(py::type::of(value).attr("__name__")));
+}
+
 TimeNs duration_of(py::handle value, const char* what) {
   if (is_integer(value)) {
     const auto index = py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr()));
     if (!index) throw py::error_already_set();
     int overflow = 0;
     const long long ns = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
-    if (overflow != 0 || ns < 0 || ns > kMaxDuration) {
+    if (overflow != 0 || ns < 0 || ns > kMaxDurationNs) {
       throw py::value_error(std::string(what) + ": expected a duration from 0 to " +
-                            std::to_string(kMaxDuration) + " ns, found " +
+                            std::to_string(kMaxDurationNs) + " ns, found " +
                             std::string(py::repr(index)));
     }
     return ns;
@@ -92,6 +88,18 @@ py::array view(py::handle owner, const void* data, std::size_t n, const char* dt
   // A base that is not an array leaves the view writeable: these are the library's.
   array.attr("flags").attr("writeable") = false;
   return array;
+}
+
+py::dict task_columns(py::handle owner, const EventGraph& graph) {
+  const std::size_t n = graph.task_count();
+  py::dict c;
+  c["device"] = id_view(owner, graph.devices());
+  c["lane"] = id_view(owner, graph.lanes_of_tasks());
+  c["kind"] = view(owner, graph.kinds().data(), n, "uint8");
+  c["microbatch"] = view(owner, graph.microbatches().data(), n, "uint32");
+  c["chunk"] = view(owner, graph.chunks().data(), n, "uint32");
+  c["stage"] = id_view(owner, graph.stages());
+  return c;
 }
 
 }  // namespace perflow::python

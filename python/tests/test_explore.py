@@ -152,6 +152,11 @@ def test_costs_arguments_are_checked(pipelining):
         costs(pipelining, schedule=1)
     with pytest.raises(TypeError, match="^rank_stage: expected a dict"):
         costs(pipelining, rank_stage=[(0, 1)])
+    # The options the CLI's parser keeps apart are refused by the C++ both faces call.
+    with pytest.raises(perflow.Error, match="^--preset excludes --pattern$"):
+        costs(pipelining, preset="ddp", pattern="x")
+    with pytest.raises(perflow.Error, match="^--scale excludes --layers-per-stage$"):
+        costs(pipelining, scale=2, layers_per_stage=4, profiled_layers=8)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -32,6 +32,10 @@ std::uint32_t whole_option(std::string_view option, const std::string& text, std
 
 // --scale, or --layers-per-stage over --profiled-layers, checked before any profile is read.
 MeasuredConfigOptions reshape_options(const CostsRequest& options) {
+  // The CLI's parser refuses both together too; Python reaches here directly.
+  if (!options.scale.empty() && !options.layers_per_stage.empty()) {
+    throw Error("--scale excludes --layers-per-stage");
+  }
   MeasuredConfigOptions out;
   out.schedule = options.schedule;
   constexpr std::uint32_t kMaxStages = 1 << 16;

@@ -66,6 +66,10 @@ std::size_t count_matches(const std::vector<reader::KernelTrace>& traces,
 }  // namespace
 
 Measurement measure_profiles(const ProfileOptions& options) {
+  // The CLI's parser refuses both together too; Python reaches here directly.
+  if (!options.preset.empty() && !options.pattern.empty()) {
+    throw Error("--preset excludes --pattern");
+  }
   reader::ExtractionOptions extraction;
   extraction.rank_stage = parse_rank_stages(options.rank_stage);
   // An unknown preset or a bad pattern fails before any file is read.

@@ -13,6 +13,7 @@
 #include "detail/set_option.hpp"
 #include "detail/study.hpp"
 #include "detail/timeline_output.hpp"
+#include "detail/timeline_style.hpp"
 #include "perflow/core/atomic_file.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/core/task_table.hpp"
@@ -80,13 +81,8 @@ void run_simulate(const SimulateOptions& options) {
       want_report ? render_report(config, graph, result) : std::string();
   std::string timeline;
   if (timeline_format) {
-    visualizer::TimelineOptions style;
-    style.title = config.description.empty() ? config.pipeline.schedule : config.description;
-    style.subtitle = describe_run(config, graph);
-    style.device_labels = display.labels;
+    visualizer::TimelineOptions style = timeline_style(config, graph);
     style.memory_chart = options.memory_chart;
-    style.static_memory = display.static_memory;
-    style.memory_capacity = display.capacity;
     style.critical_path = options.critical_path;
     style.dependency_arrows = options.arrows;
     timeline =

@@ -19,8 +19,6 @@ struct Unit {
 constexpr Unit kUnits[] = {
     {"ns", 1}, {"us", kNsPerUs}, {"\xC2\xB5s", kNsPerUs}, {"ms", kNsPerMs}, {"s", kNsPerS}};
 
-constexpr TimeNs kMaxNs = std::numeric_limits<TimeNs>::max() / 16;
-
 }  // namespace
 
 TimeNs parse_duration(std::string_view text) {
@@ -61,7 +59,8 @@ TimeNs parse_duration(std::string_view text) {
     seen_digit = true;
     const TimeNs digit = c - '0';
     if (!seen_point) {
-      if (whole > (kMaxNs - digit) / 10) throw std::invalid_argument("a duration below 5e17 ns");
+      if (whole > (kMaxDurationNs - digit) / 10)
+        throw std::invalid_argument("a duration below 5e17 ns");
       whole = whole * 10 + digit;
     } else {
       // Digits finer than a nanosecond must be zero; the rest stay below `scale`, so
@@ -75,7 +74,7 @@ TimeNs parse_duration(std::string_view text) {
     }
   }
   if (!seen_digit) throw std::invalid_argument("a duration such as 250ns, 1.5us or 2ms");
-  if (whole > kMaxNs / scale) throw std::invalid_argument("a duration below 5e17 ns");
+  if (whole > kMaxDurationNs / scale) throw std::invalid_argument("a duration below 5e17 ns");
   const TimeNs scaled_fraction = fraction * scale;
   if (scaled_fraction % fraction_scale != 0) {
     throw std::invalid_argument("a whole number of nanoseconds");
@@ -87,7 +86,8 @@ TimeNs microseconds_to_ns(double us) {
   if (!std::isfinite(us)) throw std::invalid_argument("a finite duration");
   if (us < 0) throw std::invalid_argument("a duration >= 0");
   const double ns = us * static_cast<double>(kNsPerUs);
-  if (ns > static_cast<double>(kMaxNs)) throw std::invalid_argument("a duration below 5e17 ns");
+  if (ns > static_cast<double>(kMaxDurationNs))
+    throw std::invalid_argument("a duration below 5e17 ns");
   const double rounded = std::round(ns);
   // JSON numbers are binary doubles: 1.001 us is 1000.9999999 ns. Accept representation
   // error, reject a real sub-nanosecond part.

@@ -47,12 +47,12 @@ Json common_defs() {
                              {{"type", "string"}, {"pattern", duration}}})}};
   defs["size"] = {
       {"description", "bytes as a number, or a string: \"64MB\", \"80GB\", \"80GiB\""},
-      {"anyOf", Json::array({{{"type", "number"}, {"minimum", 0}, {"maximum", detail::kMaxBytes}},
+      {"anyOf", Json::array({{{"type", "number"}, {"minimum", 0}, {"maximum", kMaxBytes}},
                              {{"type", "string"}, {"pattern", size}}})}};
   defs["rate"] = {
       {"description",
        "bytes per second as a number, or a string: \"300GB/s\", \"25GiB/s\", \"200Gb/s\""},
-      {"anyOf", Json::array({{{"type", "number"}, {"minimum", 1}, {"maximum", detail::kMaxBytes}},
+      {"anyOf", Json::array({{{"type", "number"}, {"minimum", 1}, {"maximum", kMaxBytes}},
                              {{"type", "string"}, {"pattern", rate}}})}};
   defs["stage_range"] = {
       {"description", "a stage or an inclusive range of stages: 3, \"0-3\" or [0, 3]"},

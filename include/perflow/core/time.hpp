@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 
@@ -9,6 +10,10 @@ namespace perflow {
 /// Simulated time and durations: integer nanoseconds, so results are exact and
 /// byte-for-byte reproducible. User units are converted once, at the edge.
 using TimeNs = std::int64_t;
+
+/// The longest duration a config or an argument may give (about 5.8e17 ns, 18 years):
+/// sums of many stay within TimeNs.
+inline constexpr TimeNs kMaxDurationNs = std::numeric_limits<TimeNs>::max() / 16;
 
 inline constexpr TimeNs kNsPerUs = 1'000;
 inline constexpr TimeNs kNsPerMs = 1'000'000;

@@ -5,6 +5,10 @@
 
 namespace perflow {
 
+/// Sizes (bytes) and bandwidths (bytes per second) a config or an argument may give are at
+/// most this.
+inline constexpr double kMaxBytes = 1e18;
+
 /// Parses a memory size: a number of bytes, or a string with a unit: "512", "1.5MB",
 /// "80GB" (decimal: kB, MB, GB, TB) or "80GiB" (binary: KiB, MiB, GiB, TiB), "B" for bytes.
 /// Throws std::invalid_argument with the expectation for callers to wrap with context.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "perflow/core/json_cursor.hpp"
+#include "perflow/core/units.hpp"
 
 namespace perflow::study::detail {
 
@@ -79,9 +80,6 @@ extern const Section kParallelismSection;
 extern const Section kSimulationSection;
 extern const Section kModelSection;
 extern const Section kTrainingSection;
-
-/// Sizes (bytes) and bandwidths (bytes per second) are at most this.
-inline constexpr double kMaxBytes = 1e18;
 
 /// `costs.per`'s values: what the durations and sizes of /costs describe.
 inline constexpr std::string_view kCostsPerChunk = "chunk";
