@@ -29,7 +29,7 @@ test: test-deps
 	cd $(TEST_DIR) && ctest -j $(JOBS) --output-on-failure --timeout 300
 
 bench: configure-release
-	cmake --build $(RELEASE_DIR) -j $(JOBS) --target perflow_bench perflow_schedules_bench perflow_render_bench perflow_kineto_bench perflow_task_table_bench perflow_model_bench perflow_sweep_bench perflow_search_bench perflow_python
+	cmake --build $(RELEASE_DIR) -j $(JOBS) --target perflow perflow_bench perflow_schedules_bench perflow_render_bench perflow_kineto_bench perflow_task_table_bench perflow_model_bench perflow_sweep_bench perflow_search_bench perflow_python
 	$(RELEASE_DIR)/bench/perflow_bench --benchmark_out=$(RELEASE_DIR)/bench.json --benchmark_out_format=json
 	$(RELEASE_DIR)/bench/perflow_schedules_bench --benchmark_out=$(RELEASE_DIR)/bench_schedules.json --benchmark_out_format=json
 	$(RELEASE_DIR)/bench/perflow_render_bench --benchmark_out=$(RELEASE_DIR)/bench_render.json --benchmark_out_format=json
@@ -39,6 +39,7 @@ bench: configure-release
 	$(RELEASE_DIR)/bench/perflow_sweep_bench --benchmark_out=$(RELEASE_DIR)/bench_sweep.json --benchmark_out_format=json
 	$(RELEASE_DIR)/bench/perflow_search_bench --benchmark_out=$(RELEASE_DIR)/bench_search.json --benchmark_out_format=json
 	PYTHONPATH=$(abspath $(RELEASE_DIR))/python /usr/bin/python3 bench/python_speed.py $(RELEASE_DIR)/bench/perflow_bench
+	/usr/bin/python3 bench/cli_speed.py $(RELEASE_DIR)/perflow
 
 # docs/schedules.md and docs/schedules/*.svg: every schedule drawn and compared.
 gallery: configure-release

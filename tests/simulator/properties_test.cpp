@@ -52,7 +52,7 @@ void check_invariants(const EventGraph& g, SimulationOptions options) {
 
   // Every task exactly once, on its own device; a device never runs two at once.
   std::vector<int> seen(g.task_count(), 0);
-  BigVector<TaskId> previous(g.task_count());
+  BigVector<TaskId> previous(g.task_count(), TaskId{});
   for (std::uint32_t d = 0; d < g.device_count(); ++d) {
     const auto events = t.events(DeviceId{d});
     for (std::size_t i = 0; i < events.size(); ++i) {

@@ -32,6 +32,10 @@ class Adjacent {
   std::uint32_t bits_ = 0;
 };
 
+/// Adjacency arrays are sized from the edge count, then every entry written.
+template <>
+struct GrowsUnwritten<Adjacent> : std::true_type {};
+
 /// Everything a builder says about one task.
 struct TaskSpec {
   TaskKind kind = TaskKind::F;

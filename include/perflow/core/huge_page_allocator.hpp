@@ -18,6 +18,13 @@ void deallocate_large(void* p, std::size_t bytes) noexcept;
 void advise_huge_pages(void* p, std::size_t bytes) noexcept;
 }  // namespace detail
 
+/// Element types a BigVector leaves unwritten when it grows: the trivial ones, and value
+/// types whose default is a marker (an invalid id) that opt in by specializing this. A
+/// builder fills every element of the arrays it sizes, so writing the marker first would
+/// be one more pass over tens of megabytes (a 1M-task graph's ids and adjacency).
+template <class T>
+struct GrowsUnwritten : std::is_trivially_default_constructible<T> {};
+
 /// A std::allocator for the big arrays of graphs and traces: first touch of fresh memory
 /// (page faults) dominated building a 1M-task graph before huge pages.
 template <class T>
@@ -33,11 +40,17 @@ struct HugePageAllocator {
   }
   void deallocate(T* p, std::size_t n) noexcept { detail::deallocate_large(p, n * sizeof(T)); }
   /// Default-initializes: resize() and the size constructor leave new elements of trivial
-  /// types unwritten (their pages untouched until written), since every caller sizes an
-  /// array to fill it; say a value (`assign(n, 0)`) where zeros are meant.
+  /// types, and of those that opt in through GrowsUnwritten, unwritten (their pages
+  /// untouched until written), since every caller sizes an array to fill it; say a value
+  /// (`assign(n, 0)`, `BigVector<TaskId> v(n, TaskId{})`) where one is meant.
   template <class U>
   void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
-    ::new (static_cast<void*>(p)) U;
+    if constexpr (GrowsUnwritten<U>::value) {
+      // Memory from the allocator holds objects of such (implicit-lifetime) types already.
+      static_assert(std::is_trivially_copyable_v<U> && std::is_trivially_destructible_v<U>);
+    } else {
+      ::new (static_cast<void*>(p)) U;
+    }
   }
   template <class U, class... Args>
   void construct(U* p, Args&&... args) {

@@ -4,6 +4,9 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <type_traits>
+
+#include "perflow/core/huge_page_allocator.hpp"
 
 namespace perflow {
 
@@ -38,6 +41,10 @@ using MicrobatchId = Id<MicrobatchTag>;
 using ChunkId = Id<ChunkTag>;
 /// A sequential execution resource of a device: its compute stream or a communication stream.
 using LaneId = Id<LaneTag>;
+
+/// Big arrays of ids (task columns, programs) are sized, then every element written.
+template <class Tag, class Rep>
+struct GrowsUnwritten<Id<Tag, Rep>> : std::true_type {};
 
 }  // namespace perflow
 
