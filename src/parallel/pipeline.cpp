@@ -353,6 +353,8 @@ class OnePassBuild {
     };
     for (std::uint32_t d = 0; d < p; ++d) wake(d);
     std::uint32_t id = 0;
+    std::uint32_t preds = 0;       // edges listed so far: pred_offset[id]
+    std::uint32_t successors = 0;  // succ_offset[id]
     while (size > 0) {
       const std::uint32_t d = ring[head];
       head = head + 1 == p ? 0 : head + 1;
@@ -361,6 +363,7 @@ class OnePassBuild {
       const Step* const program = plan_.programs[d].data();
       const auto length = static_cast<std::uint32_t>(plan_.programs[d].size());
       const Placement* const mine = placements + std::size_t{d} * chunks;
+      TaskId* const program_ids = program_out + program_offset[d];
       std::uint32_t i = cursor[d];
       std::uint32_t order_pred = last[d];
       for (; i < length; ++i) {
@@ -384,32 +387,6 @@ class OnePassBuild {
         const auto kind = static_cast<std::size_t>(step.kind);
         if (at.duration[kind] < 0) return std::nullopt;
 
-        std::uint32_t links[2];
-        std::uint32_t from_end[2];
-        std::uint32_t linked = 0;
-        std::uint32_t successors = i + 1 < length ? 1u : 0u;
-        Slot s = kForward;
-        if (step.kind == TaskKind::F) {
-          if (!first) {
-            links[linked] = here[kForward - row];
-            from_end[linked++] = 0;
-          }
-          successors += final ? 1u : 2u;
-        } else if (step.kind == TaskKind::W) {
-          s = kWeight;
-          links[linked] = here[kBackward];
-          from_end[linked++] = 0;
-        } else {  // B or BW
-          s = kBackward;
-          if (!final) {
-            links[linked] = here[kBackward + row];
-            from_end[linked++] = here[kWeight + row] != kNone ? 1u : 0u;
-          }
-          links[linked] = here[kForward];
-          from_end[linked++] = final ? 0u : 1u;
-          successors += (first ? 0u : 1u) + (here[kWeight] != kNone ? 1u : 0u);
-        }
-
         out.kind[id] = step.kind;
         out.device[id] = DeviceId{d};
         out.stage[id] = StageId{d};
@@ -422,26 +399,35 @@ class OnePassBuild {
         // insertion order]: F: B of its position, then F of the next; B: B of the previous
         // position, then W of its own. `from_end` places this task counting from the list's
         // end.
-        std::uint32_t preds = out.pred_offset[id];
+        const auto link = [&](std::uint32_t from, std::uint32_t from_end) {
+          out.pred[preds++] = Adjacent(TaskId{from}, EdgeKind::Data);
+          out.succ[out.succ_offset[from + 1] - 1 - from_end] = Adjacent(TaskId{id}, EdgeKind::Data);
+        };
         if (order_pred != kNone) {
           out.pred[preds++] = Adjacent(TaskId{order_pred}, EdgeKind::Order);
           out.succ[out.succ_offset[order_pred]] = Adjacent(TaskId{id}, EdgeKind::Order);
         }
-        for (std::uint32_t k = 0; k < linked; ++k) {
-          out.pred[preds++] = Adjacent(TaskId{links[k]}, EdgeKind::Data);
-          out.succ[out.succ_offset[links[k] + 1] - 1 - from_end[k]] =
-              Adjacent(TaskId{id}, EdgeKind::Data);
+        successors += i + 1 < length ? 1u : 0u;
+        if (step.kind == TaskKind::F) {
+          if (!first) link(here[kForward - row], 0);
+          successors += final ? 1u : 2u;
+          here[kForward] = id;
+          if (!final) wake(at.next_device);  // the next position's F may wait on this one
+        } else if (step.kind == TaskKind::W) {
+          link(here[kBackward], 0);
+          here[kWeight] = id;
+        } else {  // B or BW
+          if (!final) link(here[kBackward + row], here[kWeight + row] != kNone ? 1u : 0u);
+          link(here[kForward], final ? 0u : 1u);
+          successors += (first ? 0u : 1u) + (here[kWeight] != kNone ? 1u : 0u);
+          here[kBackward] = id;
         }
         out.pred_offset[id + 1] = preds;
-        out.succ_offset[id + 1] = out.succ_offset[id] + successors;
-        here[s] = id;
-        program_out[program_offset[d] + i] = TaskId{id};
+        out.succ_offset[id + 1] = successors;
+        program_ids[i] = TaskId{id};
         order_pred = id++;
-        // The one dependent that may wait on another device: F feeds the next position's
-        // F, a backward the previous position's backward.
-        if (s == kForward) {
-          if (!final) wake(at.next_device);
-        } else if (s == kBackward && !first) {
+        // The previous position's backward may wait on this one.
+        if (step.kind != TaskKind::F && step.kind != TaskKind::W && !first) {
           wake(at.previous_device);
         }
       }

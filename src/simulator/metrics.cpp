@@ -61,31 +61,43 @@ std::vector<TaskId> binding_chain(const EventGraph& graph, const Trace& trace,
   // (in ordered mode that is its program predecessor; in greedy mode whatever ran there).
   // Walk back through whichever arrival set the start; on ties, the one earliest by
   // (lane, index in lane).
+  // Positions are looked up only to break a tie or to go on from a data predecessor: the
+  // walk knows where it is on its lane, so the task before is one index back (a search per
+  // step was a tenth of a small sweep's time).
+  LanePosition here = lane_position(graph, trace, last);
+  std::vector<TaskId> arrivals;  // the predecessors whose arrival set the start
   for (TaskId current = last;;) {
     chain.push_back(current);
     const TimeNs start = trace.start_of(current);
-    TaskId binding;
-    LanePosition binding_at;
-    const auto consider = [&](TaskId candidate, TimeNs arrival) {
-      if (arrival != start) return;
-      const LanePosition at = lane_position(graph, trace, candidate);
-      if (!binding.valid() || at < binding_at) {
-        binding = candidate;
+    arrivals.clear();
+    for (const Adjacent& p : graph.predecessors(current)) {
+      if (p.kind() == EdgeKind::Data &&
+          trace.finish_of(p.task()) + comm(p.task(), current) == start) {
+        arrivals.push_back(p.task());
+      }
+    }
+    TaskId before;
+    if (here.found && here.index > 0) {
+      before = trace.events(LaneId{here.lane})[here.index - 1];
+      if (trace.finish_of(before) == start) arrivals.push_back(before);
+    }
+    if (arrivals.empty()) break;
+    const auto position = [&](TaskId t) {
+      return t == before && graph.lane(t).value == here.lane
+                 ? LanePosition{here.lane, here.index - 1, true}
+                 : lane_position(graph, trace, t);
+    };
+    TaskId binding = arrivals.front();
+    LanePosition binding_at = position(binding);
+    for (std::size_t i = 1; i < arrivals.size(); ++i) {
+      const LanePosition at = position(arrivals[i]);
+      if (at < binding_at) {
+        binding = arrivals[i];
         binding_at = at;
       }
-    };
-    for (const Adjacent& p : graph.predecessors(current)) {
-      if (p.kind() == EdgeKind::Data) {
-        consider(p.task(), trace.finish_of(p.task()) + comm(p.task(), current));
-      }
     }
-    if (const LanePosition here = lane_position(graph, trace, current);
-        here.found && here.index > 0) {
-      const TaskId before = trace.events(LaneId{here.lane})[here.index - 1];
-      consider(before, trace.finish_of(before));
-    }
-    if (!binding.valid()) break;
     current = binding;
+    here = binding_at;
   }
   std::reverse(chain.begin(), chain.end());
   return chain;
