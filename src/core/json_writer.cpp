@@ -1,5 +1,6 @@
 #include "perflow/core/json_writer.hpp"
 
+#include <algorithm>
 #include <cassert>
 #include <charconv>
 #include <cmath>
@@ -248,6 +249,11 @@ JsonWriter& JsonWriter::end(bool object, char close) {
 JsonWriter& JsonWriter::end_object() { return end(true, '}'); }
 
 JsonWriter& JsonWriter::end_array() { return end(false, ']'); }
+
+bool JsonWriter::plain(const char* begin, const char* end) {
+  return std::all_of(begin, end,
+                     [](char c) { return c >= 0x20 && c < 0x7F && c != '"' && c != '\\'; });
+}
 
 JsonWriter& JsonWriter::value(std::string_view text) {
   return put_value(string_bound(text), [text](char* p) { return put_string(p, text); });

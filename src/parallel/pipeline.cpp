@@ -374,8 +374,8 @@ class OnePassBuild {
         const bool first = at.previous_device == kNone;
         const bool final = at.next_device == kNone;
         // Ready: F after the previous position's F; a backward after its own F and the next
-        // position's backward; W after its B. Tested first: most turns end here (about two
-        // wake-ups in three find the device still waiting).
+        // position's backward; W after its B. Tested first: either neighbour wakes a device,
+        // and its next step often still waits on the other one.
         const bool ready = step.kind == TaskKind::F ? first || built(here[kForward - row])
                            : step.kind == TaskKind::W
                                ? built(here[kBackward])

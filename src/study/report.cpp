@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -17,43 +18,35 @@
 namespace perflow::study {
 namespace {
 
-/// A task's label ("F12.0", as graph.label) without an allocation per task.
+/// The most bytes of a label: a kind name (at most 16 bytes) and three 32-bit numbers.
+constexpr std::size_t kMaxLabel = 16 + 3 * 10 + 2;
+
+/// Writes a task's label ("F12.0", as graph.label; "F3.0@1" with an iteration when the
+/// graph holds several) at p, without an allocation; returns its end.
+char* put_label(char* p, const TaskLabel& task, bool with_iteration, std::uint32_t iteration) {
+  const std::string_view kind = to_string(task.kind);
+  p += kind.copy(p, kind.size());
+  p = std::to_chars(p, p + 10, task.microbatch).ptr;
+  *p++ = '.';
+  p = std::to_chars(p, p + 10, task.chunk).ptr;
+  if (with_iteration) {
+    *p++ = '@';
+    p = std::to_chars(p, p + 10, iteration).ptr;
+  }
+  return p;
+}
+
+/// A task's label as a string_view into a buffer of its own.
 class LabelBuffer {
  public:
-  std::string_view of(const TaskLabel& task) {
-    const std::string_view kind = to_string(task.kind);
-    char* p = data_ + kind.copy(data_, kind.size());
-    p = put_decimal(p, task.microbatch);
-    *p++ = '.';
-    p = put_decimal(p, task.chunk);
-    return {data_, static_cast<std::size_t>(p - data_)};
-  }
-  /// With the iteration ("F3.0@1") when the graph holds several.
-  std::string_view of(const TaskLabel& task, std::uint32_t iteration) {
-    const std::size_t n = of(task).size();
-    char* p = data_ + n;
-    *p++ = '@';
-    p = put_decimal(p, iteration);
-    return {data_, static_cast<std::size_t>(p - data_)};
-  }
   std::string_view of(const EventGraph& graph, TaskId t) {
     const TaskLabel task{graph.kind(t), graph.microbatch(t), graph.chunk(t)};
-    return graph.has_iterations() ? of(task, graph.iteration(t)) : of(task);
+    const char* const end = put_label(data_, task, graph.has_iterations(), graph.iteration(t));
+    return {data_, static_cast<std::size_t>(end - data_)};
   }
 
  private:
-  static char* put_decimal(char* p, std::uint32_t x) {
-    char digits[10];
-    std::size_t n = 0;
-    do {
-      digits[n++] = static_cast<char>('0' + x % 10);
-      x /= 10;
-    } while (x != 0);
-    while (n > 0) *p++ = digits[--n];
-    return p;
-  }
-
-  char data_[64];  // a kind name (at most 16 bytes) and three 32-bit numbers
+  char data_[kMaxLabel];
 };
 
 void number_or_null(JsonWriter& w, std::string_view key, std::optional<double> x) {
@@ -211,9 +204,9 @@ std::string render_report(const Config& config, const EventGraph& graph,
         block[i] = {graph.kind(t), graph.microbatch(t), graph.chunk(t)};
         iteration[i] = graph.iteration(t);
       }
-      for (std::size_t i = 0; i < count; ++i) {
-        w.value(iterations ? label.of(block[i], iteration[i]) : label.of(block[i]));
-      }
+      w.plain_strings(count, kMaxLabel, [&](std::size_t i, char* p) {
+        return put_label(p, block[i], iterations, iteration[i]);
+      });
     }
     w.end_array();
     w.field("out_of_memory", memory.out_of_memory);

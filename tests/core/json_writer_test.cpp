@@ -307,5 +307,66 @@ TEST(JsonWriter, CompactAndScalarDocuments) {
   EXPECT_EQ(empty_object, "{}");
 }
 
+// plain_strings writes the bytes value() writes for each string: every indent, runs long
+// enough to fill its buffer many times, labels of every length up to the bound, arrays at
+// depths that take the fallback path, and runs split across calls and mixed with values.
+TEST(JsonWriter, PlainStringsAsValues) {
+  std::mt19937 random(7);
+  const std::string alphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.@ -_:/";
+  for (const int indent : {-1, 0, 1, 2, 8}) {
+    for (const std::size_t depth : {std::size_t{0}, std::size_t{3}, std::size_t{600}}) {
+      for (const std::size_t count :
+           {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{5000}}) {
+        std::vector<std::string> texts(count);
+        for (std::string& text : texts) {
+          text.resize(random() % 41);
+          for (char& c : text) c = alphabet[random() % alphabet.size()];
+        }
+        std::string expected;
+        std::string actual;
+        JsonWriter by_value(expected, indent);
+        JsonWriter plain(actual, indent);
+        for (std::size_t d = 0; d < depth; ++d) {
+          by_value.begin_array();
+          plain.begin_array();
+        }
+        by_value.begin_array().value(1);
+        plain.begin_array().value(1);
+        for (const std::string& text : texts) by_value.value(text);
+        by_value.value("end");
+        const std::size_t half = count / 2;  // two calls, the second after an element
+        const auto put = [&](std::size_t offset) {
+          return [&, offset](std::size_t i, char* p) {
+            const std::string& text = texts[offset + i];
+            std::memcpy(p, text.data(), text.size());
+            return p + text.size();
+          };
+        };
+        plain.plain_strings(half, 40, put(0)).plain_strings(count - half, 40, put(half));
+        plain.value("end");
+        for (std::size_t d = 0; d <= depth; ++d) {
+          by_value.end_array();
+          plain.end_array();
+        }
+        ASSERT_TRUE(plain.complete());
+        ASSERT_EQ(actual, expected)
+            << "indent " << indent << " depth " << depth << " count " << count;
+      }
+    }
+  }
+  // The first element of an array, and an array of plain strings alone, as dump lays them out.
+  std::string out;
+  JsonWriter w(out, 1);
+  w.begin_object().key("order").begin_array();
+  const std::vector<std::string> labels = {"F0.0", "B12.1", "W3.0@2"};
+  w.plain_strings(labels.size(), 8, [&](std::size_t i, char* p) {
+    std::memcpy(p, labels[i].data(), labels[i].size());
+    return p + labels[i].size();
+  });
+  w.end_array().end_object();
+  EXPECT_EQ(out, json({{"order", labels}}).dump(1));
+}
+
 }  // namespace
 }  // namespace perflow
