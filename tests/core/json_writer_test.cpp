@@ -366,6 +366,16 @@ TEST(JsonWriter, PlainStringsAsValues) {
   });
   w.end_array().end_object();
   EXPECT_EQ(out, json({{"order", labels}}).dump(1));
+
+  // One string as the whole document.
+  std::string root;
+  JsonWriter only(root, 2);
+  only.plain_strings(1, 8, [&](std::size_t, char* p) {
+    std::memcpy(p, "F0.0", 4);
+    return p + 4;
+  });
+  EXPECT_TRUE(only.complete());
+  EXPECT_EQ(root, "\"F0.0\"");
 }
 
 }  // namespace

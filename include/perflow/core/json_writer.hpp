@@ -136,6 +136,10 @@ JsonWriter& JsonWriter::plain_strings(std::size_t count, std::size_t max_length,
     return end + 1;
   };
   p = one(0, put_separator(p));
+  if (count == 1) {  // a document's only value, say: no separator to compute
+    out_.append(buffer, static_cast<std::size_t>(p - buffer));
+    return *this;
+  }
   // After an element every separator is the same: a comma, then the line's indentation.
   char separator[kBuffer];
   const auto separator_size = static_cast<std::size_t>(put_separator(separator) - separator);
