@@ -63,7 +63,9 @@ std::vector<TaskId> binding_chain(const EventGraph& graph, const Trace& trace,
   // (lane, index in lane).
   // Positions are looked up only to break a tie or to go on from a data predecessor: the
   // walk knows where it is on its lane, so the task before is one index back (a search per
-  // step was a tenth of a small sweep's time).
+  // step was a tenth of a small sweep's time). That is the position the search finds when a
+  // lane lists each task once, as every simulation writes it; of a task listed twice (a
+  // trace built by hand) the search found the first.
   LanePosition here = lane_position(graph, trace, last);
   std::vector<TaskId> arrivals;  // the predecessors whose arrival set the start
   for (TaskId current = last;;) {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <type_traits>
 
 #include "perflow/core/huge_page_allocator.hpp"
 #include "perflow/core/json_writer.hpp"
@@ -18,8 +19,12 @@
 namespace perflow::study {
 namespace {
 
-/// The most bytes of a label: a kind name (at most 16 bytes) and three 32-bit numbers.
+/// The most bytes of a label: a kind name (9 at most: "ALLREDUCE"; 16 allowed) and three
+/// 32-bit numbers with their separators.
 constexpr std::size_t kMaxLabel = 16 + 3 * 10 + 2;
+static_assert(std::is_same_v<decltype(TaskLabel::microbatch), std::uint32_t> &&
+                  std::is_same_v<decltype(TaskLabel::chunk), std::uint32_t>,
+              "put_label writes at most 10 digits a number");
 
 /// Writes a task's label ("F12.0", as graph.label; "F3.0@1" with an iteration when the
 /// graph holds several) at p, without an allocation; returns its end.

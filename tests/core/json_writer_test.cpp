@@ -308,8 +308,9 @@ TEST(JsonWriter, CompactAndScalarDocuments) {
 }
 
 // plain_strings writes the bytes value() writes for each string: every indent, runs long
-// enough to fill its buffer many times, labels of every length up to the bound, arrays at
-// depths that take the fallback path, and runs split across calls and mixed with values.
+// enough to fill its buffer many times, labels of every length up to the bound, separators
+// short and long (depth 600 at indent 8 takes the one-by-one fallback), and runs split
+// across calls and mixed with values.
 TEST(JsonWriter, PlainStringsAsValues) {
   std::mt19937 random(7);
   const std::string alphabet =

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstring>
 #include <new>
 #include <type_traits>
 #include <utility>
@@ -45,11 +46,13 @@ struct HugePageAllocator {
   /// (`assign(n, 0)`, `BigVector<TaskId> v(n, TaskId{})`) where one is meant.
   template <class U>
   void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
-    if constexpr (GrowsUnwritten<U>::value) {
-      // Memory from the allocator holds objects of such (implicit-lifetime) types already.
-      static_assert(std::is_trivially_copyable_v<U> && std::is_trivially_destructible_v<U>);
+    if constexpr (std::is_trivially_default_constructible_v<U> || !GrowsUnwritten<U>::value) {
+      ::new (static_cast<void*>(p)) U;  // for a trivial type: writes nothing
     } else {
-      ::new (static_cast<void*>(p)) U;
+      static_assert(std::is_trivially_copyable_v<U> && std::is_trivially_destructible_v<U>);
+      // Begins the element's lifetime without writing it: memmove creates objects of
+      // implicit-lifetime types in place, and a copy onto itself compiles to nothing.
+      std::memmove(static_cast<void*>(p), static_cast<const void*>(p), sizeof(U));
     }
   }
   template <class U, class... Args>

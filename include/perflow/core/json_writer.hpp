@@ -116,6 +116,8 @@ template <class Put>
 JsonWriter& JsonWriter::plain_strings(std::size_t count, std::size_t max_length, Put put) {
   constexpr std::size_t kBuffer = 4096;
   constexpr std::size_t kShortSeparator = 16;  // copied as a fixed block when it fits
+  assert((after_key_ || frames_.empty() || !frames_.back().object) &&
+         "a member needs its key first");
   if (count == 0) return *this;
   if (separator_bound() + max_length + 2 + kShortSeparator > kBuffer) {  // deep or long: one by one
     std::string text(max_length, '\0');
@@ -142,6 +144,7 @@ JsonWriter& JsonWriter::plain_strings(std::size_t count, std::size_t max_length,
   }
   // After an element every separator is the same: a comma, then the line's indentation.
   char separator[kBuffer];
+  std::memset(separator, 0, kShortSeparator);  // the fixed-size copy may read past the end
   const auto separator_size = static_cast<std::size_t>(put_separator(separator) - separator);
   const std::size_t room = std::max(separator_size, kShortSeparator) + max_length + 2;
   for (std::size_t i = 1; i < count; ++i) {
