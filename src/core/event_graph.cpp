@@ -292,10 +292,9 @@ EventGraph EventGraphBuilder::freeze() && {
 }
 
 std::string EventGraph::label(TaskId t) const {
-  std::string text =
-      task_label(tasks_.kind[t.value], tasks_.microbatch[t.value], tasks_.chunk[t.value]);
-  if (has_iterations()) text += fmt::format("@{}", tasks_.iteration[t.value]);
-  return text;
+  char text[kMaxTaskLabel];
+  const TaskLabel task{tasks_.kind[t.value], tasks_.microbatch[t.value], tasks_.chunk[t.value]};
+  return {text, put_task_label(text, task, has_iterations(), iteration(t))};
 }
 
 TaskId EventGraph::pair_partner(TaskId t) const {

@@ -3,8 +3,6 @@
 #include <array>
 #include <charconv>
 
-#include <fmt/format.h>
-
 namespace perflow {
 namespace {
 constexpr std::array<std::string_view, kTaskKindCount> kNames = {
@@ -47,7 +45,8 @@ std::optional<TaskLabel> parse_task_label(std::string_view label) {
 }
 
 std::string task_label(TaskKind kind, std::uint32_t microbatch, std::uint32_t chunk) {
-  return fmt::format("{}{}.{}", to_string(kind), microbatch, chunk);
+  char text[kMaxTaskLabel];
+  return {text, put_task_label(text, {kind, microbatch, chunk})};
 }
 
 }  // namespace perflow

@@ -2,12 +2,10 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string_view>
-#include <type_traits>
 
 #include "perflow/core/huge_page_allocator.hpp"
 #include "perflow/core/json_writer.hpp"
@@ -19,39 +17,17 @@
 namespace perflow::study {
 namespace {
 
-/// The most bytes of a label: a kind name (9 at most: "ALLREDUCE"; 16 allowed) and three
-/// 32-bit numbers with their separators.
-constexpr std::size_t kMaxLabel = 16 + 3 * 10 + 2;
-static_assert(std::is_same_v<decltype(TaskLabel::microbatch), std::uint32_t> &&
-                  std::is_same_v<decltype(TaskLabel::chunk), std::uint32_t>,
-              "put_label writes at most 10 digits a number");
-
-/// Writes a task's label ("F12.0", as graph.label; "F3.0@1" with an iteration when the
-/// graph holds several) at p, without an allocation; returns its end.
-char* put_label(char* p, const TaskLabel& task, bool with_iteration, std::uint32_t iteration) {
-  const std::string_view kind = to_string(task.kind);
-  p += kind.copy(p, kind.size());
-  p = std::to_chars(p, p + 10, task.microbatch).ptr;
-  *p++ = '.';
-  p = std::to_chars(p, p + 10, task.chunk).ptr;
-  if (with_iteration) {
-    *p++ = '@';
-    p = std::to_chars(p, p + 10, iteration).ptr;
-  }
-  return p;
-}
-
 /// A task's label as a string_view into a buffer of its own.
 class LabelBuffer {
  public:
   std::string_view of(const EventGraph& graph, TaskId t) {
     const TaskLabel task{graph.kind(t), graph.microbatch(t), graph.chunk(t)};
-    const char* const end = put_label(data_, task, graph.has_iterations(), graph.iteration(t));
+    const char* const end = put_task_label(data_, task, graph.has_iterations(), graph.iteration(t));
     return {data_, static_cast<std::size_t>(end - data_)};
   }
 
  private:
-  char data_[kMaxLabel];
+  char data_[kMaxTaskLabel];
 };
 
 void number_or_null(JsonWriter& w, std::string_view key, std::optional<double> x) {
@@ -209,8 +185,8 @@ std::string render_report(const Config& config, const EventGraph& graph,
         block[i] = {graph.kind(t), graph.microbatch(t), graph.chunk(t)};
         iteration[i] = graph.iteration(t);
       }
-      w.plain_strings(count, kMaxLabel, [&](std::size_t i, char* p) {
-        return put_label(p, block[i], iterations, iteration[i]);
+      w.plain_strings(count, kMaxTaskLabel, [&](std::size_t i, char* p) {
+        return put_task_label(p, block[i], iterations, iteration[i]);
       });
     }
     w.end_array();

@@ -43,15 +43,8 @@ char* put(char* p, std::uint64_t value) { return std::to_chars(p, p + 24, value)
 /// A task's label as EventGraph::label writes it ("F3.0", "F3.0@1" with iterations); kind
 /// names need no escaping.
 char* put_label(char* p, const EventGraph& graph, TaskId t) {
-  p = put(p, to_string(graph.kind(t)));
-  p = put(p, std::uint64_t{graph.microbatch(t)});
-  *p++ = '.';
-  p = put(p, std::uint64_t{graph.chunk(t)});
-  if (graph.has_iterations()) {
-    *p++ = '@';
-    p = put(p, std::uint64_t{graph.iteration(t)});
-  }
-  return p;
+  return put_task_label(p, {graph.kind(t), graph.microbatch(t), graph.chunk(t)},
+                        graph.has_iterations(), graph.iteration(t));
 }
 
 /// Nanoseconds as microseconds, exactly, with no more decimals than they need: "1315",

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <charconv>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -56,6 +58,29 @@ struct TaskLabel {
   std::uint32_t microbatch;
   std::uint32_t chunk;
 };
+
+/// The most bytes put_task_label writes: a kind name (9 at most, "ALLREDUCE"; 16 allowed)
+/// and three 32-bit numbers with their separators.
+inline constexpr std::size_t kMaxTaskLabel = 16 + 3 * 10 + 2;
+
+/// Writes task_label's text at `out` without an allocation, then "@<iteration>" when
+/// `with_iteration` (EventGraph::label of a graph holding several iterations); returns the
+/// end. What writers of a label per task (reports, traces) call.
+inline char* put_task_label(char* out, const TaskLabel& task, bool with_iteration = false,
+                            std::uint32_t iteration = 0) {
+  static_assert(sizeof(task.microbatch) == 4 && sizeof(task.chunk) == 4,
+                "kMaxTaskLabel counts 10 digits a number");
+  const std::string_view kind = to_string(task.kind);
+  std::memcpy(out, kind.data(), kind.size());
+  out = std::to_chars(out + kind.size(), out + kind.size() + 10, task.microbatch).ptr;
+  *out++ = '.';
+  out = std::to_chars(out, out + 10, task.chunk).ptr;
+  if (with_iteration) {
+    *out++ = '@';
+    out = std::to_chars(out, out + 10, iteration).ptr;
+  }
+  return out;
+}
 
 /// Parses a label written by task_label ("BW12.1"); nullopt if it is not one.
 std::optional<TaskLabel> parse_task_label(std::string_view label);
