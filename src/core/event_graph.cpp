@@ -65,8 +65,9 @@ EventGraphBuilder EventGraphBuilder::extend(
   EventGraphBuilder builder = with_lanes_of(graph);
   const std::size_t n = graph.task_count();
   builder.tasks_ = graph.tasks_;
+  builder.tasks_.fill_stage_and_lane();
   std::size_t data_edges = 0;
-  for (const Adjacent& a : graph.succ_) data_edges += a.kind() == EdgeKind::Data ? 1u : 0u;
+  for (const Adjacent& a : graph.pred_) data_edges += a.kind() == EdgeKind::Data ? 1u : 0u;
   builder.edge_from_.reserve(data_edges);
   builder.edge_to_.reserve(data_edges);
   for (std::uint32_t v = 0; v < n; ++v) {
@@ -113,14 +114,28 @@ void detail::TaskColumns::reserve(std::size_t n) {
 void detail::TaskColumns::resize(std::size_t n) {
   kind.resize(n);
   device.resize(n);
-  stage.resize(n);
+  if (!stage.empty()) stage.resize(n);
   microbatch.resize(n);
   chunk.resize(n);
   duration.resize(n);
   memory_delta.resize(n);
-  lane.resize(n);
+  if (!lane.empty()) lane.resize(n);
   if (!iteration.empty()) iteration.resize(n);
   if (!paired.empty()) paired.resize(n);
+}
+
+namespace {
+// A column holding each task's device id as another id type.
+template <class Id>
+void devices_as(std::span<const DeviceId> device, BigVector<Id>& out) {
+  out.resize(device.size());
+  for (std::size_t t = 0; t < device.size(); ++t) out[t] = Id{device[t].value};
+}
+}  // namespace
+
+void detail::TaskColumns::fill_stage_and_lane() {
+  if (stage.size() != size()) devices_as(device, stage);
+  if (lane.size() != size()) devices_as(device, lane);
 }
 
 void detail::TaskColumns::push_back(const TaskSpec& spec) {
@@ -241,7 +256,11 @@ EventGraph EventGraphBuilder::freeze() && {
     program = {};
   }
   build_csr(n, g.program_, g.program_offset_, true, edge_to_, edge_from_, g.pred_offset_, g.pred_);
-  build_csr(n, g.program_, g.program_offset_, false, edge_from_, edge_to_, g.succ_offset_, g.succ_);
+  build_csr(n, g.program_, g.program_offset_, false, edge_from_, edge_to_, g.succ_.offset,
+            g.succ_.list);
+  // Without communication lanes every task is on its device's compute lane (add_task checks
+  // a named lane's device): the column says nothing.
+  if (!g.has_communication_lanes()) g.tasks_.lane = {};
 
   // Kahn's algorithm with a FIFO seeded in id order: deterministic, O(tasks + edges).
   BigVector<std::uint32_t> remaining(n);
@@ -324,17 +343,20 @@ TaskSpec EventGraph::spec(TaskId t) const {
 EventGraph EventGraph::assemble(detail::GraphParts parts) {
   const std::size_t n = parts.tasks.size();
   const detail::TaskColumns& c = parts.tasks;
-  const bool columns_agree =
-      c.device.size() == n && c.stage.size() == n && c.microbatch.size() == n &&
-      c.chunk.size() == n && c.duration.size() == n && c.memory_delta.size() == n &&
-      c.lane.size() == n && (c.iteration.empty() || c.iteration.size() == n) &&
-      (c.paired.empty() || c.paired.size() == n);
+  const bool columns_agree = c.device.size() == n && (c.stage.empty() || c.stage.size() == n) &&
+                             c.microbatch.size() == n && c.chunk.size() == n &&
+                             c.duration.size() == n && c.memory_delta.size() == n &&
+                             (c.lane.empty() || c.lane.size() == n) &&
+                             (c.iteration.empty() || c.iteration.size() == n) &&
+                             (c.paired.empty() || c.paired.size() == n);
   const auto csr_agrees = [n](const BigVector<std::uint32_t>& offset,
                               const BigVector<Adjacent>& adjacent) {
     return offset.size() == n + 1 && offset.front() == 0 && offset.back() == adjacent.size();
   };
+  const bool derive_successors = parts.succ_offset.empty() && parts.succ.empty();
   if (!columns_agree || !csr_agrees(parts.pred_offset, parts.pred) ||
-      !csr_agrees(parts.succ_offset, parts.succ) || parts.pred.size() != parts.succ.size() ||
+      (!derive_successors &&
+       (!csr_agrees(parts.succ_offset, parts.succ) || parts.pred.size() != parts.succ.size())) ||
       parts.lanes.size() < parts.device_count ||
       parts.program_offset.size() != parts.lanes.size() + 1 ||
       parts.program_offset.back() != parts.program.size() ||
@@ -348,19 +370,64 @@ EventGraph EventGraph::assemble(detail::GraphParts parts) {
   g.tasks_ = std::move(parts.tasks);
   g.pred_offset_ = std::move(parts.pred_offset);
   g.pred_ = std::move(parts.pred);
-  g.succ_offset_ = std::move(parts.succ_offset);
-  g.succ_ = std::move(parts.succ);
+  g.succ_.offset = std::move(parts.succ_offset);
+  g.succ_.list = std::move(parts.succ);
   g.program_offset_ = std::move(parts.program_offset);
   g.program_ = std::move(parts.program);
   g.has_program_order_ = n > 0 && g.program_.size() == n;
   g.ids_are_topological_ = parts.topological_order.empty();
-  if (g.ids_are_topological_) {
-    g.topo_.resize(n);
-    for (std::size_t t = 0; t < n; ++t) g.topo_[t] = TaskId{static_cast<std::uint32_t>(t)};
-  } else {
-    g.topo_ = std::move(parts.topological_order);
-  }
+  g.topo_ = std::move(parts.topological_order);
+  if (!g.has_communication_lanes()) g.tasks_.lane = {};
   return g;
+}
+
+std::span<const LaneId> EventGraph::lanes_of_tasks() const {
+  if (!tasks_.lane.empty() || task_count() == 0) return tasks_.lane;
+  return derived_->lane.get([&](BigVector<LaneId>& lane) { devices_as(tasks_.device, lane); });
+}
+
+std::span<const StageId> EventGraph::stages() const {
+  if (!tasks_.stage.empty() || task_count() == 0) return tasks_.stage;
+  return derived_->stage.get([&](BigVector<StageId>& stage) { devices_as(tasks_.device, stage); });
+}
+
+std::span<const TaskId> EventGraph::topological_order() const {
+  if (!ids_are_topological_ || task_count() == 0) return topo_;
+  return derived_->topological_order.get([&](BigVector<TaskId>& order) {
+    order.resize(task_count());
+    for (std::size_t t = 0; t < order.size(); ++t) order[t] = TaskId{static_cast<std::uint32_t>(t)};
+  });
+}
+
+// The predecessor lists turned around, in the order GraphParts documents: a list's order
+// edge first (the program successor), then its backward data successors, then the rest,
+// each group by id. One pass per group, over tasks in id order.
+const detail::Adjacency& EventGraph::derived_successors() const {
+  return derived_->successors.get([&](detail::Adjacency& succ) {
+    const std::size_t n = task_count();
+    succ.offset.assign(n + 1, 0);
+    for (const Adjacent& p : pred_) ++succ.offset[p.task().value + 1];
+    for (std::size_t t = 0; t < n; ++t) succ.offset[t + 1] += succ.offset[t];
+    succ.list.resize(pred_.size());
+    BigVector<std::uint32_t> next(succ.offset.begin(), succ.offset.end() - 1);
+    const auto place = [&](auto&& takes) {
+      for (std::uint32_t v = 0; v < n; ++v) {
+        for (const Adjacent& p : predecessors(TaskId{v})) {
+          if (takes(p, v)) succ.list[next[p.task().value]++] = Adjacent(TaskId{v}, p.kind());
+        }
+      }
+    };
+    place([](const Adjacent& p, std::uint32_t) { return p.kind() == EdgeKind::Order; });
+    const auto backward = [&](std::uint32_t v) {
+      return tasks_.kind[v] == TaskKind::B || tasks_.kind[v] == TaskKind::BW;
+    };
+    place([&](const Adjacent& p, std::uint32_t v) {
+      return p.kind() == EdgeKind::Data && backward(v);
+    });
+    place([&](const Adjacent& p, std::uint32_t v) {
+      return p.kind() == EdgeKind::Data && !backward(v);
+    });
+  });
 }
 
 }  // namespace perflow

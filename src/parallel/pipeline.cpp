@@ -190,12 +190,12 @@ constexpr std::uint32_t kPendingFused = kNone - 2;
 // The one-pass build. Tasks get their ids in a topological order: devices take turns
 // running their programs as far as the dependences allow (a device that must wait is woken
 // by the task it waits for), and each task is written out when it runs - its columns, its
-// predecessor list, its place in its device's program, and its entries in its
-// predecessors' successor lists, all at positions known from the pipeline's regular
-// structure. Nothing is sorted or scattered afterwards, and a simulation then walks the
-// ids in order with each task's predecessors a short way behind. The adjacency lists come
-// out exactly as build_through_builder orders them. Returns nullopt for what that path
-// reports better: a deadlock, a negative duration.
+// predecessor list and its place in its device's program. Nothing is sorted or scattered
+// afterwards, and a simulation then walks the ids in order with each task's predecessors a
+// short way behind. What most runs never read is left for the graph to derive on first
+// use: the stage and lane columns (each task's device), the identity topological order and
+// the successor lists, which come out in build_through_builder's order. Returns nullopt for
+// what that path reports better: a deadlock, a negative duration.
 //
 // The loop below runs once a task and a few hundred instructions each: what a step needs
 // that depends only on its (device, chunk) - its position, the devices before and after
@@ -319,17 +319,13 @@ class OnePassBuild {
     t.resize(n);
     g.pred_offset.resize(n + 1);
     g.pred.resize(edges);
-    g.succ_offset.resize(n + 1);
-    g.succ.resize(edges);
     g.program.resize(n);
     g.pred_offset[0] = 0;
-    g.succ_offset[0] = 0;
 
     // The columns and lists as raw pointers: the compiler cannot keep a vector's data
     // pointer in a register across stores it cannot prove do not alias it.
-    Columns out{t.kind.data(),        t.device.data(),   t.stage.data(),        t.microbatch.data(),
-                t.chunk.data(),       t.duration.data(), t.memory_delta.data(), t.lane.data(),
-                g.pred_offset.data(), g.pred.data(),     g.succ_offset.data(),  g.succ.data()};
+    Columns out{t.kind.data(),     t.device.data(),       t.microbatch.data(),  t.chunk.data(),
+                t.duration.data(), t.memory_delta.data(), g.pred_offset.data(), g.pred.data()};
     TaskId* const program_out = g.program.data();
     const std::uint32_t* const program_offset = g.program_offset.data();
     std::uint32_t* const slots = slots_.data();
@@ -353,8 +349,7 @@ class OnePassBuild {
     };
     for (std::uint32_t d = 0; d < p; ++d) wake(d);
     std::uint32_t id = 0;
-    std::uint32_t preds = 0;       // edges listed so far: pred_offset[id]
-    std::uint32_t successors = 0;  // succ_offset[id]
+    std::uint32_t preds = 0;  // edges listed so far: pred_offset[id]
     while (size > 0) {
       const std::uint32_t d = ring[head];
       head = head + 1 == p ? 0 : head + 1;
@@ -389,41 +384,29 @@ class OnePassBuild {
 
         out.kind[id] = step.kind;
         out.device[id] = DeviceId{d};
-        out.stage[id] = StageId{d};
         out.microbatch[id] = step.microbatch;
         out.chunk[id] = step.chunk;
         out.duration[id] = at.duration[kind];
         out.memory_delta[id] = at.memory_delta[kind];
-        out.lane[id] = LaneId{d};
-        // A predecessor's successor list is [order edge, data edges in build_through_builder's
-        // insertion order]: F: B of its position, then F of the next; B: B of the previous
-        // position, then W of its own. `from_end` places this task counting from the list's
-        // end.
-        const auto link = [&](std::uint32_t from, std::uint32_t from_end) {
+        // Predecessors as build_through_builder lists them: the order edge, then F: the
+        // previous position's F; B: the next position's B, then its own F; W: its B.
+        const auto link = [&](std::uint32_t from) {
           out.pred[preds++] = Adjacent(TaskId{from}, EdgeKind::Data);
-          out.succ[out.succ_offset[from + 1] - 1 - from_end] = Adjacent(TaskId{id}, EdgeKind::Data);
         };
-        if (order_pred != kNone) {
-          out.pred[preds++] = Adjacent(TaskId{order_pred}, EdgeKind::Order);
-          out.succ[out.succ_offset[order_pred]] = Adjacent(TaskId{id}, EdgeKind::Order);
-        }
-        successors += i + 1 < length ? 1u : 0u;
+        if (order_pred != kNone) out.pred[preds++] = Adjacent(TaskId{order_pred}, EdgeKind::Order);
         if (step.kind == TaskKind::F) {
-          if (!first) link(here[kForward - row], 0);
-          successors += final ? 1u : 2u;
+          if (!first) link(here[kForward - row]);
           here[kForward] = id;
           if (!final) wake(at.next_device);  // the next position's F may wait on this one
         } else if (step.kind == TaskKind::W) {
-          link(here[kBackward], 0);
+          link(here[kBackward]);
           here[kWeight] = id;
         } else {  // B or BW
-          if (!final) link(here[kBackward + row], here[kWeight + row] != kNone ? 1u : 0u);
-          link(here[kForward], final ? 0u : 1u);
-          successors += (first ? 0u : 1u) + (here[kWeight] != kNone ? 1u : 0u);
+          if (!final) link(here[kBackward + row]);
+          link(here[kForward]);
           here[kBackward] = id;
         }
         out.pred_offset[id + 1] = preds;
-        out.succ_offset[id + 1] = successors;
         program_ids[i] = TaskId{id};
         order_pred = id++;
         // The previous position's backward may wait on this one.
@@ -451,16 +434,12 @@ class OnePassBuild {
   struct Columns {
     TaskKind* kind;
     DeviceId* device;
-    StageId* stage;
     std::uint32_t* microbatch;
     std::uint32_t* chunk;
     TimeNs* duration;
     double* memory_delta;
-    LaneId* lane;
     std::uint32_t* pred_offset;
     Adjacent* pred;
-    std::uint32_t* succ_offset;
-    Adjacent* succ;
   };
 
   const Placement& placement(std::uint32_t device, std::uint32_t chunk) const {

@@ -27,7 +27,10 @@ Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options
   const std::span<const DeviceId> device = graph.devices();
   const std::span<const TimeNs> duration = graph.durations();
   const std::span<const double> memory_delta = graph.memory_deltas();
-  const std::span<const LaneId> lane = graph.lanes_of_tasks();
+  // Without communication lanes every task is on its compute lane: no column to read.
+  const bool communication = graph.has_communication_lanes();
+  const std::span<const LaneId> lane =
+      communication ? graph.lanes_of_tasks() : std::span<const LaneId>{};
   const std::span<const TaskKind> kind = graph.kinds();
   // SEND and RECV on a compute lane: blocking transfers, counted apart from the busy time.
   const bool blocking = graph.has_kind(TaskKind::Recv);
@@ -64,7 +67,7 @@ Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options
     bound = std::max(bound, data_ready + length);
     makespan = std::max(makespan, ready + length);
     DeviceMetrics& dm = totals.devices[here.value];
-    if (lane[t.value].value >= devices) {  // a communication lane of device `here`
+    if (communication && lane[t.value].value >= devices) {  // a communication lane of `here`
       dm.communication += length;
       return;
     }

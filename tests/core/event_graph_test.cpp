@@ -1,6 +1,7 @@
 #include "perflow/core/event_graph.hpp"
 
 #include <algorithm>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -118,6 +119,122 @@ TEST(EventGraph, GraphWithoutProgramsFreezes) {
   const EventGraph g = std::move(b).freeze();
   EXPECT_FALSE(g.has_program_order());
   EXPECT_TRUE(g.program(DeviceId{0}).empty());
+}
+
+// A graph as a one-pass builder hands it over: one device, programs F0 F1 W0 B0 with ids in
+// that order (topological), no stage, lane or successor arrays. B0 waits on both forwards,
+// W0 on F0 (not a real pipeline: it puts a backward successor of F0 after a W by id).
+detail::GraphParts one_pass_parts() {
+  detail::GraphParts g;
+  g.device_count = 2;
+  g.lanes = {{DeviceId{0}, "compute"}, {DeviceId{1}, "compute"}};
+  const std::vector<TaskKind> kinds{TaskKind::F, TaskKind::F, TaskKind::W, TaskKind::B};
+  g.tasks.resize(kinds.size());
+  for (std::uint32_t t = 0; t < kinds.size(); ++t) {
+    g.tasks.kind[t] = kinds[t];
+    g.tasks.device[t] = DeviceId{1};
+    g.tasks.microbatch[t] = t == 1 ? 1 : 0;
+    g.tasks.chunk[t] = 0;
+    g.tasks.duration[t] = 1;
+    g.tasks.memory_delta[t] = 0.0;
+  }
+  const auto order = [](std::uint32_t t) { return Adjacent(TaskId{t}, EdgeKind::Order); };
+  const auto data = [](std::uint32_t t) { return Adjacent(TaskId{t}, EdgeKind::Data); };
+  g.pred = {order(0), order(1), data(0), order(2), data(0), data(1)};
+  g.pred_offset = {0, 0, 1, 3, 6};
+  g.program_offset = {0, 0, 4};
+  g.program = {TaskId{0}, TaskId{1}, TaskId{2}, TaskId{3}};
+  return g;
+}
+
+std::vector<std::pair<std::uint32_t, EdgeKind>> listed(std::span<const Adjacent> list) {
+  std::vector<std::pair<std::uint32_t, EdgeKind>> out;
+  for (const Adjacent& a : list) out.emplace_back(a.task().value, a.kind());
+  return out;
+}
+
+TEST(EventGraph, AssembledGraphDerivesWhatItLeftOut) {
+  const EventGraph g = EventGraph::assemble(one_pass_parts());
+  ASSERT_EQ(g.task_count(), 4u);
+  EXPECT_FALSE(g.has_communication_lanes());
+  EXPECT_TRUE(g.ids_are_topological());
+  // Stage and lane are the device's, per task and as columns.
+  for (std::uint32_t t = 0; t < 4; ++t) {
+    EXPECT_EQ(g.stage(TaskId{t}), StageId{1});
+    EXPECT_EQ(g.lane(TaskId{t}), LaneId{1});
+    EXPECT_EQ(g.stages()[t], StageId{1});
+    EXPECT_EQ(g.lanes_of_tasks()[t], LaneId{1});
+    EXPECT_EQ(g.topological_order()[t], TaskId{t});
+  }
+  EXPECT_EQ(g.spec(TaskId{3}).lane, LaneId{1});
+  // Successors: the order edge, then the backward (B3 although W2 has the lower id), then
+  // the rest.
+  using E = std::vector<std::pair<std::uint32_t, EdgeKind>>;
+  EXPECT_EQ(listed(g.successors(TaskId{0})),
+            (E{{1, EdgeKind::Order}, {3, EdgeKind::Data}, {2, EdgeKind::Data}}));
+  EXPECT_EQ(listed(g.successors(TaskId{1})), (E{{2, EdgeKind::Order}, {3, EdgeKind::Data}}));
+  EXPECT_EQ(listed(g.successors(TaskId{2})), (E{{3, EdgeKind::Order}}));
+  EXPECT_TRUE(g.successors(TaskId{3}).empty());
+  // Derived once and kept: the same memory on every call, and in copies.
+  const EventGraph copy = g;  // NOLINT(performance-unnecessary-copy-initialization)
+  EXPECT_EQ(copy.stages().data(), g.stages().data());
+  EXPECT_EQ(copy.successors(TaskId{0}).data(), g.successors(TaskId{0}).data());
+  // A builder extending the graph gets the columns written out.
+  EventGraphBuilder more = EventGraphBuilder::extend(g);
+  const TaskId extra = more.add_task(spec(TaskKind::F, 0, 7));
+  more.append_to_program(extra);
+  const EventGraph extended = std::move(more).freeze();
+  EXPECT_EQ(extended.stage(TaskId{2}), StageId{1});
+  EXPECT_EQ(extended.stage(extra), StageId{0});
+  EXPECT_EQ(listed(extended.successors(TaskId{0})), listed(g.successors(TaskId{0})));
+}
+
+TEST(EventGraph, DerivedArraysAreTheSameFromThreadsAtOnce) {
+  const EventGraph g = EventGraph::assemble(one_pass_parts());
+  constexpr std::size_t kThreads = 8;
+  std::vector<const Adjacent*> successors(kThreads);
+  std::vector<const StageId*> stages(kThreads);
+  std::vector<const LaneId*> lanes(kThreads);
+  std::vector<const TaskId*> orders(kThreads);
+  {
+    std::vector<std::jthread> threads;
+    for (std::size_t i = 0; i < kThreads; ++i) {
+      threads.emplace_back([&, i] {
+        successors[i] = g.successors(TaskId{0}).data();
+        stages[i] = g.stages().data();
+        lanes[i] = g.lanes_of_tasks().data();
+        orders[i] = g.topological_order().data();
+      });
+    }
+  }
+  for (std::size_t i = 1; i < kThreads; ++i) {
+    EXPECT_EQ(successors[i], successors[0]);
+    EXPECT_EQ(stages[i], stages[0]);
+    EXPECT_EQ(lanes[i], lanes[0]);
+    EXPECT_EQ(orders[i], orders[0]);
+  }
+  EXPECT_EQ(g.successors(TaskId{0}).size(), 3u);
+}
+
+TEST(EventGraph, FreezeKeepsNoLaneColumnWithoutCommunicationLanes) {
+  EventGraphBuilder b(2);
+  const TaskId f = b.add_task(spec(TaskKind::F, 1, 0));
+  b.append_to_program(f);
+  const EventGraph plain = EventGraphBuilder(b).freeze();
+  EXPECT_FALSE(plain.has_communication_lanes());
+  EXPECT_EQ(plain.lane(f), LaneId{1});
+  ASSERT_EQ(plain.lanes_of_tasks().size(), 1u);
+  EXPECT_EQ(plain.lanes_of_tasks()[0], LaneId{1});
+
+  const LaneId send = b.add_lane(DeviceId{1}, "send 1>0");
+  TaskSpec s = spec(TaskKind::Send, 1, 0);
+  s.lane = send;
+  const TaskId t = b.add_task(s);
+  b.append_to_program(t);
+  const EventGraph with_send = std::move(b).freeze();
+  EXPECT_TRUE(with_send.has_communication_lanes());
+  EXPECT_EQ(with_send.lane(f), LaneId{1});
+  EXPECT_EQ(with_send.lane(t), send);
 }
 
 }  // namespace

@@ -79,6 +79,8 @@ void expect_same_graph(const EventGraph& built, const EventGraph& reference,
       EXPECT_EQ(built.kind(a[i]), reference.kind(b[i])) << where;
       EXPECT_EQ(built.stage(a[i]), reference.stage(b[i])) << where;
       EXPECT_EQ(built.lane(a[i]), reference.lane(b[i])) << where;
+      EXPECT_EQ(built.stages()[a[i].value], reference.stage(b[i])) << where;
+      EXPECT_EQ(built.lanes_of_tasks()[a[i].value], reference.lane(b[i])) << where;
       EXPECT_EQ(built.duration(a[i]), reference.duration(b[i])) << where;
       EXPECT_EQ(built.memory_delta(a[i]), reference.memory_delta(b[i])) << where;
       EXPECT_EQ(names(built, built.predecessors(a[i])),

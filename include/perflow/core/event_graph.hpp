@@ -1,7 +1,10 @@
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -71,11 +74,14 @@ namespace detail {
 struct TaskColumns {
   BigVector<TaskKind> kind;
   BigVector<DeviceId> device;
+  /// In a frozen graph, empty when every task's stage is its device (a pipeline graph's).
   BigVector<StageId> stage;
   BigVector<std::uint32_t> microbatch;
   BigVector<std::uint32_t> chunk;
   BigVector<TimeNs> duration;
   BigVector<double> memory_delta;
+  /// In a frozen graph, empty when every task runs on its device's compute lane (always so
+  /// in a graph without communication lanes).
   BigVector<LaneId> lane;
   /// Empty while every task is in iteration 0 (one iteration: no column to pay for).
   BigVector<std::uint32_t> iteration;
@@ -84,9 +90,52 @@ struct TaskColumns {
 
   [[nodiscard]] std::size_t size() const { return kind.size(); }
   void reserve(std::size_t n);
-  /// n rows, to be written by index (contents unspecified until then).
+  /// n rows of every column but stage and lane, to be written by index (contents
+  /// unspecified until then); those two are left as they are (empty: each task's is its
+  /// device).
   void resize(std::size_t n);
   void push_back(const TaskSpec& spec);
+  /// Writes out the stage and lane columns a frozen graph left empty, for a builder.
+  void fill_stage_and_lane();
+};
+
+/// Compressed adjacency lists: task t's entries are list[offset[t], offset[t + 1]).
+struct Adjacency {
+  BigVector<std::uint32_t> offset;  ///< tasks + 1 entries
+  BigVector<Adjacent> list;
+};
+
+/// An array a frozen graph derives from its other arrays on first use, once, whichever
+/// thread asks first (a frozen graph is read from many threads at once): what a builder
+/// leaves out because most runs never read it.
+template <class Array>
+class DerivedOnce {
+ public:
+  template <class Derive>
+  const Array& get(Derive&& derive) const {
+    if (!ready_.load(std::memory_order_acquire)) {
+      const std::lock_guard lock(mutex_);
+      if (!ready_.load(std::memory_order_relaxed)) {
+        derive(array_);
+        ready_.store(true, std::memory_order_release);
+      }
+    }
+    return array_;
+  }
+
+ private:
+  mutable std::atomic<bool> ready_{false};
+  mutable std::mutex mutex_;
+  mutable Array array_;
+};
+
+/// What a frozen graph derives on first use; shared by the graph's copies, which derive the
+/// same arrays.
+struct DerivedArrays {
+  DerivedOnce<BigVector<StageId>> stage;
+  DerivedOnce<BigVector<LaneId>> lane;
+  DerivedOnce<BigVector<TaskId>> topological_order;
+  DerivedOnce<Adjacency> successors;
 };
 
 /// A frozen graph's arrays, for builders that write the compressed form directly (the
@@ -97,6 +146,9 @@ struct GraphParts {
   TaskColumns tasks;
   BigVector<std::uint32_t> pred_offset;  ///< tasks + 1 entries
   BigVector<Adjacent> pred;              ///< per task: its order edge first, then data edges
+  /// Both empty: derived from the predecessor lists on first use, each list in the order
+  /// build_pipeline_graph's reference build gives a pipeline graph: the order edge, then the
+  /// data successors that are backwards (B, BW), then the others, each group by id.
   BigVector<std::uint32_t> succ_offset;
   BigVector<Adjacent> succ;
   BigVector<std::uint32_t> program_offset;  ///< lanes + 1 entries
@@ -180,12 +232,19 @@ class EventGraph {
 
   [[nodiscard]] TaskKind kind(TaskId t) const { return tasks_.kind[t.value]; }
   [[nodiscard]] DeviceId device(TaskId t) const { return tasks_.device[t.value]; }
-  [[nodiscard]] StageId stage(TaskId t) const { return tasks_.stage[t.value]; }
+  [[nodiscard]] StageId stage(TaskId t) const {
+    return tasks_.stage.empty() ? StageId{tasks_.device[t.value].value} : tasks_.stage[t.value];
+  }
   [[nodiscard]] std::uint32_t microbatch(TaskId t) const { return tasks_.microbatch[t.value]; }
   [[nodiscard]] std::uint32_t chunk(TaskId t) const { return tasks_.chunk[t.value]; }
   [[nodiscard]] TimeNs duration(TaskId t) const { return tasks_.duration[t.value]; }
   [[nodiscard]] double memory_delta(TaskId t) const { return tasks_.memory_delta[t.value]; }
-  [[nodiscard]] LaneId lane(TaskId t) const { return tasks_.lane[t.value]; }
+  [[nodiscard]] LaneId lane(TaskId t) const {
+    return tasks_.lane.empty() ? LaneId{tasks_.device[t.value].value} : tasks_.lane[t.value];
+  }
+  /// True when the graph has lanes besides the devices' compute lanes; when it has none,
+  /// every task runs on its device's (lane(t) is device(t)).
+  [[nodiscard]] bool has_communication_lanes() const { return lanes_.size() > device_count_; }
   [[nodiscard]] std::uint32_t iteration(TaskId t) const {
     return tasks_.iteration.empty() ? 0 : tasks_.iteration[t.value];
   }
@@ -212,16 +271,21 @@ class EventGraph {
   [[nodiscard]] std::span<const DeviceId> devices() const { return tasks_.device; }
   [[nodiscard]] std::span<const TimeNs> durations() const { return tasks_.duration; }
   [[nodiscard]] std::span<const double> memory_deltas() const { return tasks_.memory_delta; }
-  [[nodiscard]] std::span<const LaneId> lanes_of_tasks() const { return tasks_.lane; }
-  [[nodiscard]] std::span<const StageId> stages() const { return tasks_.stage; }
+  /// The lane and stage columns. A graph whose tasks all have their device as lane or stage
+  /// may store no such column; it is then written out on the first call (once, and kept).
+  [[nodiscard]] std::span<const LaneId> lanes_of_tasks() const;
+  [[nodiscard]] std::span<const StageId> stages() const;
   [[nodiscard]] std::span<const std::uint32_t> microbatches() const { return tasks_.microbatch; }
   [[nodiscard]] std::span<const std::uint32_t> chunks() const { return tasks_.chunk; }
 
   [[nodiscard]] std::span<const Adjacent> predecessors(TaskId t) const {
     return {pred_.data() + pred_offset_[t.value], pred_.data() + pred_offset_[t.value + 1]};
   }
+  /// The program successor (the order edge) first, then the data successors. A graph built
+  /// in one pass derives these lists on the first call (once, and kept).
   [[nodiscard]] std::span<const Adjacent> successors(TaskId t) const {
-    return {succ_.data() + succ_offset_[t.value], succ_.data() + succ_offset_[t.value + 1]};
+    const detail::Adjacency& s = succ_.offset.empty() ? derived_successors() : succ_;
+    return {s.list.data() + s.offset[t.value], s.list.data() + s.offset[t.value + 1]};
   }
 
   /// True when every task has a position in its lane's program (ordered simulation).
@@ -236,8 +300,10 @@ class EventGraph {
   }
 
   /// Every task once, each after all its predecessors: Kahn's order with ties by task id,
-  /// or the ids in order where the builder made them topological (see ids_are_topological).
-  [[nodiscard]] std::span<const TaskId> topological_order() const { return topo_; }
+  /// or the ids in order where the builder made them topological (see ids_are_topological;
+  /// that array is written out on the first call, so a pass over such a graph had better
+  /// loop over the ids).
+  [[nodiscard]] std::span<const TaskId> topological_order() const;
   /// True when every edge goes from a lower to a higher id, so a pass over the ids in
   /// order visits each task after its predecessors (and topological_order() is 0..n-1).
   [[nodiscard]] bool ids_are_topological() const { return ids_are_topological_; }
@@ -245,18 +311,20 @@ class EventGraph {
  private:
   friend class EventGraphBuilder;
 
+  [[nodiscard]] const detail::Adjacency& derived_successors() const;
+
   std::uint32_t device_count_ = 0;
   std::vector<LaneInfo> lanes_;
   detail::TaskColumns tasks_;
   BigVector<std::uint32_t> pred_offset_;
   BigVector<Adjacent> pred_;
-  BigVector<std::uint32_t> succ_offset_;
-  BigVector<Adjacent> succ_;
+  detail::Adjacency succ_;  // empty when derived_ holds them
   BigVector<std::uint32_t> program_offset_;
   BigVector<TaskId> program_;
-  BigVector<TaskId> topo_;
+  BigVector<TaskId> topo_;  // empty when the ids are the order
   bool has_program_order_ = false;
   bool ids_are_topological_ = false;
+  std::shared_ptr<detail::DerivedArrays> derived_ = std::make_shared<detail::DerivedArrays>();
 };
 
 }  // namespace perflow
