@@ -65,7 +65,7 @@ EventGraphBuilder EventGraphBuilder::extend(
   EventGraphBuilder builder = with_lanes_of(graph);
   const std::size_t n = graph.task_count();
   builder.tasks_ = graph.tasks_;
-  builder.tasks_.fill_stage_and_lane();
+  builder.tasks_.fill_derived_columns();
   std::size_t data_edges = 0;
   for (const Adjacent& a : graph.pred_) data_edges += a.kind() == EdgeKind::Data ? 1u : 0u;
   builder.edge_from_.reserve(data_edges);
@@ -116,9 +116,9 @@ void detail::TaskColumns::resize(std::size_t n) {
   device.resize(n);
   if (!stage.empty()) stage.resize(n);
   microbatch.resize(n);
-  chunk.resize(n);
-  duration.resize(n);
-  memory_delta.resize(n);
+  if (!chunk.empty()) chunk.resize(n);
+  if (!duration.empty()) duration.resize(n);
+  if (!memory_delta.empty()) memory_delta.resize(n);
   if (!lane.empty()) lane.resize(n);
   if (!iteration.empty()) iteration.resize(n);
   if (!paired.empty()) paired.resize(n);
@@ -131,11 +131,29 @@ void devices_as(std::span<const DeviceId> device, BigVector<Id>& out) {
   out.resize(device.size());
   for (std::size_t t = 0; t < device.size(); ++t) out[t] = Id{device[t].value};
 }
+
+// The cost columns from a table of costs by place.
+void costs_from(const detail::TaskColumns& c, BigVector<TimeNs>* duration,
+                BigVector<double>* memory_delta) {
+  const std::size_t n = c.size();
+  if (duration != nullptr) duration->resize(n);
+  if (memory_delta != nullptr) memory_delta->resize(n);
+  for (std::size_t t = 0; t < n; ++t) {
+    const std::size_t at = c.placed.index(c.device[t], c.chunk.empty() ? 0 : c.chunk[t], c.kind[t]);
+    if (duration != nullptr) (*duration)[t] = c.placed.duration[at];
+    if (memory_delta != nullptr) (*memory_delta)[t] = c.placed.memory_delta[at];
+  }
+}
 }  // namespace
 
-void detail::TaskColumns::fill_stage_and_lane() {
+void detail::TaskColumns::fill_derived_columns() {
   if (stage.size() != size()) devices_as(device, stage);
   if (lane.size() != size()) devices_as(device, lane);
+  if (!placed.empty()) {
+    costs_from(*this, &duration, &memory_delta);
+    placed = {};
+  }
+  if (chunk.size() != size()) chunk.assign(size(), 0);
 }
 
 void detail::TaskColumns::push_back(const TaskSpec& spec) {
@@ -312,7 +330,7 @@ EventGraph EventGraphBuilder::freeze() && {
 
 std::string EventGraph::label(TaskId t) const {
   char text[kMaxTaskLabel];
-  const TaskLabel task{tasks_.kind[t.value], tasks_.microbatch[t.value], tasks_.chunk[t.value]};
+  const TaskLabel task{tasks_.kind[t.value], tasks_.microbatch[t.value], chunk(t)};
   return {text, put_task_label(text, task, has_iterations(), iteration(t))};
 }
 
@@ -343,12 +361,14 @@ TaskSpec EventGraph::spec(TaskId t) const {
 EventGraph EventGraph::assemble(detail::GraphParts parts) {
   const std::size_t n = parts.tasks.size();
   const detail::TaskColumns& c = parts.tasks;
-  const bool columns_agree = c.device.size() == n && (c.stage.empty() || c.stage.size() == n) &&
-                             c.microbatch.size() == n && c.chunk.size() == n &&
-                             c.duration.size() == n && c.memory_delta.size() == n &&
-                             (c.lane.empty() || c.lane.size() == n) &&
-                             (c.iteration.empty() || c.iteration.size() == n) &&
-                             (c.paired.empty() || c.paired.size() == n);
+  const bool columns_agree =
+      c.device.size() == n && (c.stage.empty() || c.stage.size() == n) &&
+      c.microbatch.size() == n && (c.chunk.empty() || c.chunk.size() == n) &&
+      (c.placed.empty() ? c.duration.size() == n && c.memory_delta.size() == n
+                        : c.duration.empty() && c.memory_delta.empty() &&
+                              c.placed.memory_delta.size() == c.placed.duration.size()) &&
+      (c.lane.empty() || c.lane.size() == n) && (c.iteration.empty() || c.iteration.size() == n) &&
+      (c.paired.empty() || c.paired.size() == n);
   const auto csr_agrees = [n](const BigVector<std::uint32_t>& offset,
                               const BigVector<Adjacent>& adjacent) {
     return offset.size() == n + 1 && offset.front() == 0 && offset.back() == adjacent.size();
@@ -389,6 +409,36 @@ std::span<const LaneId> EventGraph::lanes_of_tasks() const {
 std::span<const StageId> EventGraph::stages() const {
   if (!tasks_.stage.empty() || task_count() == 0) return tasks_.stage;
   return derived_->stage.get([&](BigVector<StageId>& stage) { devices_as(tasks_.device, stage); });
+}
+
+std::span<const std::uint32_t> EventGraph::chunks() const {
+  if (!tasks_.chunk.empty() || task_count() == 0) return tasks_.chunk;
+  return derived_->chunk.get(
+      [&](BigVector<std::uint32_t>& chunk) { chunk.assign(task_count(), 0); });
+}
+
+std::span<const TimeNs> EventGraph::durations() const {
+  if (tasks_.placed.empty()) return tasks_.duration;
+  return derived_->duration.get(
+      [&](BigVector<TimeNs>& duration) { costs_from(tasks_, &duration, nullptr); });
+}
+
+std::span<const double> EventGraph::memory_deltas() const {
+  if (tasks_.placed.empty()) return tasks_.memory_delta;
+  return derived_->memory_delta.get(
+      [&](BigVector<double>& memory_delta) { costs_from(tasks_, nullptr, &memory_delta); });
+}
+
+double EventGraph::total_duration() const {
+  double total = 0;
+  if (tasks_.placed.empty()) {
+    for (const TimeNs d : tasks_.duration) total += static_cast<double>(d);
+  } else {
+    for (std::uint32_t t = 0; t < task_count(); ++t) {
+      total += static_cast<double>(tasks_.placed.duration[placed_index(TaskId{t})]);
+    }
+  }
+  return total;
 }
 
 std::span<const TaskId> EventGraph::topological_order() const {

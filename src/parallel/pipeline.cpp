@@ -194,7 +194,8 @@ constexpr std::uint32_t kPendingFused = kNone - 2;
 // afterwards, and a simulation then walks the ids in order with each task's predecessors a
 // short way behind. What most runs never read is left for the graph to derive on first
 // use: the stage and lane columns (each task's device), the identity topological order and
-// the successor lists, which come out in build_through_builder's order. Returns nullopt for
+// the successor lists, which come out in build_through_builder's order. Costs are kept per
+// (device, chunk) and kind, not per task. Returns nullopt for
 // what that path reports better: a deadlock, a negative duration.
 //
 // The loop below runs once a task and a few hundred instructions each: what a step needs
@@ -316,6 +317,14 @@ class OnePassBuild {
     }
     const std::size_t edges = order_edges + data_edges_;
     detail::TaskColumns& t = g.tasks;
+    // Costs by place, not per task; no chunk column when every task is in chunk 0.
+    t.placed.chunks = plan_.chunks;
+    for (const Placement& at : placements_) {
+      t.placed.duration.insert(t.placed.duration.end(), at.duration.begin(), at.duration.end());
+      t.placed.memory_delta.insert(t.placed.memory_delta.end(), at.memory_delta.begin(),
+                                   at.memory_delta.end());
+    }
+    if (plan_.chunks > 1) t.chunk.resize(n);
     t.resize(n);
     g.pred_offset.resize(n + 1);
     g.pred.resize(edges);
@@ -324,8 +333,8 @@ class OnePassBuild {
 
     // The columns and lists as raw pointers: the compiler cannot keep a vector's data
     // pointer in a register across stores it cannot prove do not alias it.
-    Columns out{t.kind.data(),     t.device.data(),       t.microbatch.data(),  t.chunk.data(),
-                t.duration.data(), t.memory_delta.data(), g.pred_offset.data(), g.pred.data()};
+    Columns out{t.kind.data(),  t.device.data(),      t.microbatch.data(),
+                t.chunk.data(), g.pred_offset.data(), g.pred.data()};
     TaskId* const program_out = g.program.data();
     const std::uint32_t* const program_offset = g.program_offset.data();
     std::uint32_t* const slots = slots_.data();
@@ -385,9 +394,7 @@ class OnePassBuild {
         out.kind[id] = step.kind;
         out.device[id] = DeviceId{d};
         out.microbatch[id] = step.microbatch;
-        out.chunk[id] = step.chunk;
-        out.duration[id] = at.duration[kind];
-        out.memory_delta[id] = at.memory_delta[kind];
+        if (out.chunk != nullptr) out.chunk[id] = step.chunk;
         // Predecessors as build_through_builder lists them: the order edge, then F: the
         // previous position's F; B: the next position's B, then its own F; W: its B.
         const auto link = [&](std::uint32_t from) {
@@ -435,9 +442,7 @@ class OnePassBuild {
     TaskKind* kind;
     DeviceId* device;
     std::uint32_t* microbatch;
-    std::uint32_t* chunk;
-    TimeNs* duration;
-    double* memory_delta;
+    std::uint32_t* chunk;  // null with one chunk
     std::uint32_t* pred_offset;
     Adjacent* pred;
   };

@@ -31,8 +31,9 @@ TimeNs CommunicationCost::max_transfer() const {
 
 void check_time_range(const EventGraph& graph, const CommunicationCost& comm) {
   constexpr double kLimit = 4e18;  // below 2^62 ns
-  double total = static_cast<double>(graph.edge_count()) * static_cast<double>(comm.max_transfer());
-  for (const TimeNs d : graph.durations()) total += static_cast<double>(d);
+  const double total =
+      static_cast<double>(graph.edge_count()) * static_cast<double>(comm.max_transfer()) +
+      graph.total_duration();
   if (total > kLimit) {
     throw ScheduleError(fmt::format(
         "the simulated step could last up to {:.3g} ns, beyond the simulator's range (4e18 ns, "

@@ -10,6 +10,33 @@
 
 namespace perflow::simulator {
 
+namespace {
+
+// Where the pass reads a task's duration and memory delta: the graph's columns, or its
+// costs by place (a pipeline graph's), indexed by the task's device, chunk and kind. The
+// pass is compiled once for each, so neither pays for the other's test.
+struct ColumnCosts {
+  const TimeNs* duration;
+  const double* memory_delta;
+  [[nodiscard]] std::size_t at(std::uint32_t t) const { return t; }
+};
+
+struct CostsByPlace {
+  const TimeNs* duration;
+  const double* memory_delta;
+  const DeviceId* device;
+  const TaskKind* kind;
+  const std::uint32_t* chunk;  // null: every task is in chunk 0
+  std::size_t chunks;
+
+  [[nodiscard]] std::size_t at(std::uint32_t t) const {
+    return (device[t].value * chunks + (chunk != nullptr ? chunk[t] : 0)) * 4 +
+           static_cast<std::size_t>(kind[t]);
+  }
+};
+
+}  // namespace
+
 namespace detail {
 
 Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options,
@@ -25,8 +52,6 @@ Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options
   trace.finish.resize(n);
   BigVector<TimeNs> data_finish(n);  // earliest finish through data dependences alone
   const std::span<const DeviceId> device = graph.devices();
-  const std::span<const TimeNs> duration = graph.durations();
-  const std::span<const double> memory_delta = graph.memory_deltas();
   // Without communication lanes every task is on its compute lane: no column to read.
   const bool communication = graph.has_communication_lanes();
   const std::span<const LaneId> lane =
@@ -45,8 +70,8 @@ Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options
   // Program order is encoded as `order` edges, so "lane free" is one more predecessor.
   TimeNs bound = 0;
   TimeNs makespan = 0;
-  // Inlined into both loops below: a call per task costs more than the rest of its visit.
-  const auto visit = [&](TaskId t) __attribute__((always_inline)) {
+  // Inlined into the loops below: a call per task costs more than the rest of its visit.
+  const auto visit = [&](TaskId t, const auto& costs) __attribute__((always_inline)) {
     TimeNs ready = 0;
     TimeNs data_ready = 0;
     const DeviceId here = device[t.value];
@@ -60,7 +85,8 @@ Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options
       ready = std::max(ready, finish[from] + transfer);
       data_ready = std::max(data_ready, data_finish[from] + transfer);
     }
-    const TimeNs length = duration[t.value];
+    const std::size_t cost = costs.at(t.value);
+    const TimeNs length = costs.duration[cost];
     start[t.value] = ready;
     finish[t.value] = ready + length;
     data_finish[t.value] = data_ready + length;
@@ -77,13 +103,22 @@ Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options
       dm.blocked += length;
     }
     dm.last_finish = std::max(dm.last_finish, ready + length);
-    memory[here.value] += memory_delta[t.value];
+    memory[here.value] += costs.memory_delta[cost];
     dm.peak_memory = std::max(dm.peak_memory, memory[here.value]);
   };
-  if (graph.ids_are_topological()) {
-    for (std::uint32_t t = 0; t < n; ++t) visit(TaskId{t});
+  const auto pass = [&](const auto& costs) {
+    if (graph.ids_are_topological()) {
+      for (std::uint32_t t = 0; t < n; ++t) visit(TaskId{t}, costs);
+    } else {
+      for (const TaskId t : graph.topological_order()) visit(t, costs);
+    }
+  };
+  if (const ::perflow::detail::PlacedCosts* placed = graph.placed_costs()) {
+    pass(CostsByPlace{placed->duration.data(), placed->memory_delta.data(), device.data(),
+                      kind.data(), placed->chunks > 1 ? graph.chunks().data() : nullptr,
+                      placed->chunks});
   } else {
-    for (const TaskId t : graph.topological_order()) visit(t);
+    pass(ColumnCosts{graph.durations().data(), graph.memory_deltas().data()});
   }
   for (DeviceMetrics& dm : totals.devices) dm.busy -= dm.blocked;
   totals.dependency_bound = bound;

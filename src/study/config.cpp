@@ -303,7 +303,9 @@ EventGraph build_from_parts(const Config& config) {
 
 // Peak memory per task of planning (the plan and the planners' working state), and of
 // building and simulating the graph: the graph's columns and adjacency, the trace and the
-// per-task state of the simulation. Measured on 1F1B at 1M tasks: ~105 bytes at the peak.
+// per-task state of the simulation. Measured at about 1M tasks (2026-11-26): 61-84 bytes at
+// the peak (1F1B 66, DualPipeV 84), plan included; the estimate keeps a margin, and the
+// passes that extend a graph write out every column the pipeline graph keeps compact.
 constexpr double kPlanBytesPerTask = 48;
 constexpr double kRunBytesPerTask = 128;
 

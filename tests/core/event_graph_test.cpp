@@ -121,9 +121,10 @@ TEST(EventGraph, GraphWithoutProgramsFreezes) {
   EXPECT_TRUE(g.program(DeviceId{0}).empty());
 }
 
-// A graph as a one-pass builder hands it over: one device, programs F0 F1 W0 B0 with ids in
-// that order (topological), no stage, lane or successor arrays. B0 waits on both forwards,
-// W0 on F0 (not a real pipeline: it puts a backward successor of F0 after a W by id).
+// A graph as a one-pass builder hands it over: tasks on device 1 of 2, program F0 F1 W0 B0
+// with ids in that order (topological), no stage, lane, chunk or successor arrays, costs by
+// place. B0 waits on both forwards, W0 on F0 (not a real pipeline: it puts a backward
+// successor of F0 after a W by id).
 detail::GraphParts one_pass_parts() {
   detail::GraphParts g;
   g.device_count = 2;
@@ -134,10 +135,11 @@ detail::GraphParts one_pass_parts() {
     g.tasks.kind[t] = kinds[t];
     g.tasks.device[t] = DeviceId{1};
     g.tasks.microbatch[t] = t == 1 ? 1 : 0;
-    g.tasks.chunk[t] = 0;
-    g.tasks.duration[t] = 1;
-    g.tasks.memory_delta[t] = 0.0;
   }
+  // Per device, F B W BW: device 1's F takes 10 and holds 2.0, its B 20 and frees 0.5, ...
+  g.tasks.placed.chunks = 1;
+  g.tasks.placed.duration = {1, 2, 3, 4, 10, 20, 30, 40};
+  g.tasks.placed.memory_delta = {0, 0, 0, 0, 2.0, -0.5, -1.5, -2.0};
   const auto order = [](std::uint32_t t) { return Adjacent(TaskId{t}, EdgeKind::Order); };
   const auto data = [](std::uint32_t t) { return Adjacent(TaskId{t}, EdgeKind::Data); };
   g.pred = {order(0), order(1), data(0), order(2), data(0), data(1)};
@@ -165,8 +167,20 @@ TEST(EventGraph, AssembledGraphDerivesWhatItLeftOut) {
     EXPECT_EQ(g.stages()[t], StageId{1});
     EXPECT_EQ(g.lanes_of_tasks()[t], LaneId{1});
     EXPECT_EQ(g.topological_order()[t], TaskId{t});
+    EXPECT_EQ(g.chunk(TaskId{t}), 0u);
+    EXPECT_EQ(g.chunks()[t], 0u);
   }
   EXPECT_EQ(g.spec(TaskId{3}).lane, LaneId{1});
+  EXPECT_EQ(g.label(TaskId{1}), "F1.0");
+  // Costs by place: F F W B on device 1.
+  ASSERT_NE(g.placed_costs(), nullptr);
+  EXPECT_EQ(std::vector<TimeNs>(g.durations().begin(), g.durations().end()),
+            (std::vector<TimeNs>{10, 10, 30, 20}));
+  EXPECT_EQ(std::vector<double>(g.memory_deltas().begin(), g.memory_deltas().end()),
+            (std::vector<double>{2.0, 2.0, -1.5, -0.5}));
+  EXPECT_EQ(g.duration(TaskId{3}), 20);
+  EXPECT_EQ(g.memory_delta(TaskId{2}), -1.5);
+  EXPECT_EQ(g.total_duration(), 70.0);
   // Successors: the order edge, then the backward (B3 although W2 has the lower id), then
   // the rest.
   using E = std::vector<std::pair<std::uint32_t, EdgeKind>>;
@@ -186,6 +200,11 @@ TEST(EventGraph, AssembledGraphDerivesWhatItLeftOut) {
   const EventGraph extended = std::move(more).freeze();
   EXPECT_EQ(extended.stage(TaskId{2}), StageId{1});
   EXPECT_EQ(extended.stage(extra), StageId{0});
+  EXPECT_EQ(extended.placed_costs(), nullptr);
+  EXPECT_EQ(extended.duration(TaskId{2}), 30);
+  EXPECT_EQ(extended.memory_delta(TaskId{3}), -0.5);
+  EXPECT_EQ(extended.duration(extra), 1);
+  EXPECT_EQ(extended.chunk(TaskId{1}), 0u);
   EXPECT_EQ(listed(extended.successors(TaskId{0})), listed(g.successors(TaskId{0})));
 }
 
@@ -196,6 +215,9 @@ TEST(EventGraph, DerivedArraysAreTheSameFromThreadsAtOnce) {
   std::vector<const StageId*> stages(kThreads);
   std::vector<const LaneId*> lanes(kThreads);
   std::vector<const TaskId*> orders(kThreads);
+  std::vector<const TimeNs*> durations(kThreads);
+  std::vector<const double*> memory_deltas(kThreads);
+  std::vector<const std::uint32_t*> chunks(kThreads);
   {
     std::vector<std::jthread> threads;
     for (std::size_t i = 0; i < kThreads; ++i) {
@@ -204,6 +226,9 @@ TEST(EventGraph, DerivedArraysAreTheSameFromThreadsAtOnce) {
         stages[i] = g.stages().data();
         lanes[i] = g.lanes_of_tasks().data();
         orders[i] = g.topological_order().data();
+        durations[i] = g.durations().data();
+        memory_deltas[i] = g.memory_deltas().data();
+        chunks[i] = g.chunks().data();
       });
     }
   }
@@ -212,7 +237,11 @@ TEST(EventGraph, DerivedArraysAreTheSameFromThreadsAtOnce) {
     EXPECT_EQ(stages[i], stages[0]);
     EXPECT_EQ(lanes[i], lanes[0]);
     EXPECT_EQ(orders[i], orders[0]);
+    EXPECT_EQ(durations[i], durations[0]);
+    EXPECT_EQ(memory_deltas[i], memory_deltas[0]);
+    EXPECT_EQ(chunks[i], chunks[0]);
   }
+  EXPECT_EQ(durations[0][3], 20);
   EXPECT_EQ(g.successors(TaskId{0}).size(), 3u);
 }
 

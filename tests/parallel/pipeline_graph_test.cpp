@@ -81,6 +81,10 @@ void expect_same_graph(const EventGraph& built, const EventGraph& reference,
       EXPECT_EQ(built.lane(a[i]), reference.lane(b[i])) << where;
       EXPECT_EQ(built.stages()[a[i].value], reference.stage(b[i])) << where;
       EXPECT_EQ(built.lanes_of_tasks()[a[i].value], reference.lane(b[i])) << where;
+      EXPECT_EQ(built.chunk(a[i]), reference.chunk(b[i])) << where;
+      EXPECT_EQ(built.chunks()[a[i].value], reference.chunk(b[i])) << where;
+      EXPECT_EQ(built.durations()[a[i].value], reference.duration(b[i])) << where;
+      EXPECT_EQ(built.memory_deltas()[a[i].value], reference.memory_delta(b[i])) << where;
       EXPECT_EQ(built.duration(a[i]), reference.duration(b[i])) << where;
       EXPECT_EQ(built.memory_delta(a[i]), reference.memory_delta(b[i])) << where;
       EXPECT_EQ(names(built, built.predecessors(a[i])),
@@ -93,6 +97,7 @@ void expect_same_graph(const EventGraph& built, const EventGraph& reference,
       }
     }
   }
+  EXPECT_EQ(built.total_duration(), reference.total_duration()) << what;
   const auto topo = built.topological_order();
   for (std::uint32_t t = 0; t < built.task_count(); ++t) EXPECT_EQ(topo[t], TaskId{t}) << what;
 }

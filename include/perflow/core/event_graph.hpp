@@ -70,6 +70,19 @@ struct LaneInfo {
 class EventGraph;
 
 namespace detail {
+/// What a compute task costs at each place (device, chunk), by kind F, B, W, BW: a pipeline
+/// graph's tasks take their duration and memory delta from here instead of from columns.
+struct PlacedCosts {
+  std::uint32_t chunks = 0;      ///< chunks per device
+  std::vector<TimeNs> duration;  ///< entry index(device, chunk, kind)
+  std::vector<double> memory_delta;
+
+  [[nodiscard]] bool empty() const { return duration.empty(); }
+  [[nodiscard]] std::size_t index(DeviceId device, std::uint32_t chunk, TaskKind kind) const {
+    return (std::size_t{device.value} * chunks + chunk) * 4 + static_cast<std::size_t>(kind);
+  }
+};
+
 /// The per-task columns (struct of arrays) shared by the builder and the frozen graph.
 struct TaskColumns {
   BigVector<TaskKind> kind;
@@ -77,9 +90,12 @@ struct TaskColumns {
   /// In a frozen graph, empty when every task's stage is its device (a pipeline graph's).
   BigVector<StageId> stage;
   BigVector<std::uint32_t> microbatch;
+  /// In a frozen graph, empty when every task is in chunk 0.
   BigVector<std::uint32_t> chunk;
+  /// In a frozen graph, both empty when `placed` holds every task's costs.
   BigVector<TimeNs> duration;
   BigVector<double> memory_delta;
+  PlacedCosts placed;
   /// In a frozen graph, empty when every task runs on its device's compute lane (always so
   /// in a graph without communication lanes).
   BigVector<LaneId> lane;
@@ -90,13 +106,14 @@ struct TaskColumns {
 
   [[nodiscard]] std::size_t size() const { return kind.size(); }
   void reserve(std::size_t n);
-  /// n rows of every column but stage and lane, to be written by index (contents
-  /// unspecified until then); those two are left as they are (empty: each task's is its
-  /// device).
+  /// n rows of the kind, device and microbatch columns and of every other one that holds
+  /// rows, to be written by index (contents unspecified until then). The columns left empty
+  /// stay so (a frozen graph derives them).
   void resize(std::size_t n);
   void push_back(const TaskSpec& spec);
-  /// Writes out the stage and lane columns a frozen graph left empty, for a builder.
-  void fill_stage_and_lane();
+  /// Writes out every column a frozen graph left to derive (stage, lane, chunk, costs), for
+  /// a builder.
+  void fill_derived_columns();
 };
 
 /// Compressed adjacency lists: task t's entries are list[offset[t], offset[t + 1]).
@@ -134,6 +151,9 @@ class DerivedOnce {
 struct DerivedArrays {
   DerivedOnce<BigVector<StageId>> stage;
   DerivedOnce<BigVector<LaneId>> lane;
+  DerivedOnce<BigVector<std::uint32_t>> chunk;
+  DerivedOnce<BigVector<TimeNs>> duration;
+  DerivedOnce<BigVector<double>> memory_delta;
   DerivedOnce<BigVector<TaskId>> topological_order;
   DerivedOnce<Adjacency> successors;
 };
@@ -236,9 +256,25 @@ class EventGraph {
     return tasks_.stage.empty() ? StageId{tasks_.device[t.value].value} : tasks_.stage[t.value];
   }
   [[nodiscard]] std::uint32_t microbatch(TaskId t) const { return tasks_.microbatch[t.value]; }
-  [[nodiscard]] std::uint32_t chunk(TaskId t) const { return tasks_.chunk[t.value]; }
-  [[nodiscard]] TimeNs duration(TaskId t) const { return tasks_.duration[t.value]; }
-  [[nodiscard]] double memory_delta(TaskId t) const { return tasks_.memory_delta[t.value]; }
+  [[nodiscard]] std::uint32_t chunk(TaskId t) const {
+    return tasks_.chunk.empty() ? 0 : tasks_.chunk[t.value];
+  }
+  [[nodiscard]] TimeNs duration(TaskId t) const {
+    return tasks_.placed.empty() ? tasks_.duration[t.value]
+                                 : tasks_.placed.duration[placed_index(t)];
+  }
+  [[nodiscard]] double memory_delta(TaskId t) const {
+    return tasks_.placed.empty() ? tasks_.memory_delta[t.value]
+                                 : tasks_.placed.memory_delta[placed_index(t)];
+  }
+  /// Where a pipeline graph keeps its tasks' costs (per device, chunk and kind) instead of
+  /// duration and memory_delta columns; null when the graph has the columns. For passes
+  /// that read every task's cost and would rather not derive the columns.
+  [[nodiscard]] const detail::PlacedCosts* placed_costs() const {
+    return tasks_.placed.empty() ? nullptr : &tasks_.placed;
+  }
+  /// The sum of every task's duration, added in id order.
+  [[nodiscard]] double total_duration() const;
   [[nodiscard]] LaneId lane(TaskId t) const {
     return tasks_.lane.empty() ? LaneId{tasks_.device[t.value].value} : tasks_.lane[t.value];
   }
@@ -269,14 +305,15 @@ class EventGraph {
 
   [[nodiscard]] std::span<const TaskKind> kinds() const { return tasks_.kind; }
   [[nodiscard]] std::span<const DeviceId> devices() const { return tasks_.device; }
-  [[nodiscard]] std::span<const TimeNs> durations() const { return tasks_.duration; }
-  [[nodiscard]] std::span<const double> memory_deltas() const { return tasks_.memory_delta; }
+  /// The columns below may be derived, as lanes_of_tasks() and stages() are.
+  [[nodiscard]] std::span<const TimeNs> durations() const;
+  [[nodiscard]] std::span<const double> memory_deltas() const;
   /// The lane and stage columns. A graph whose tasks all have their device as lane or stage
   /// may store no such column; it is then written out on the first call (once, and kept).
   [[nodiscard]] std::span<const LaneId> lanes_of_tasks() const;
   [[nodiscard]] std::span<const StageId> stages() const;
   [[nodiscard]] std::span<const std::uint32_t> microbatches() const { return tasks_.microbatch; }
-  [[nodiscard]] std::span<const std::uint32_t> chunks() const { return tasks_.chunk; }
+  [[nodiscard]] std::span<const std::uint32_t> chunks() const;
 
   [[nodiscard]] std::span<const Adjacent> predecessors(TaskId t) const {
     return {pred_.data() + pred_offset_[t.value], pred_.data() + pred_offset_[t.value + 1]};
@@ -312,6 +349,9 @@ class EventGraph {
   friend class EventGraphBuilder;
 
   [[nodiscard]] const detail::Adjacency& derived_successors() const;
+  [[nodiscard]] std::size_t placed_index(TaskId t) const {
+    return tasks_.placed.index(tasks_.device[t.value], chunk(t), tasks_.kind[t.value]);
+  }
 
   std::uint32_t device_count_ = 0;
   std::vector<LaneInfo> lanes_;
