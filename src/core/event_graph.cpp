@@ -366,7 +366,10 @@ EventGraph EventGraph::assemble(detail::GraphParts parts) {
       c.microbatch.size() == n && (c.chunk.empty() || c.chunk.size() == n) &&
       (c.placed.empty() ? c.duration.size() == n && c.memory_delta.size() == n
                         : c.duration.empty() && c.memory_delta.empty() &&
-                              c.placed.memory_delta.size() == c.placed.duration.size()) &&
+                              c.placed.memory_delta.size() == c.placed.duration.size() &&
+                              c.placed.duration.size() ==
+                                  std::size_t{parts.device_count} * c.placed.chunks * 4 &&
+                              (c.placed.chunks <= 1 || c.chunk.size() == n)) &&
       (c.lane.empty() || c.lane.size() == n) && (c.iteration.empty() || c.iteration.size() == n) &&
       (c.paired.empty() || c.paired.size() == n);
   const auto csr_agrees = [n](const BigVector<std::uint32_t>& offset,
@@ -429,8 +432,8 @@ std::span<const double> EventGraph::memory_deltas() const {
       [&](BigVector<double>& memory_delta) { costs_from(tasks_, nullptr, &memory_delta); });
 }
 
-double EventGraph::total_duration() const {
-  double total = 0;
+double EventGraph::total_duration(double start) const {
+  double total = start;
   if (tasks_.placed.empty()) {
     for (const TimeNs d : tasks_.duration) total += static_cast<double>(d);
   } else {

@@ -195,8 +195,8 @@ constexpr std::uint32_t kPendingFused = kNone - 2;
 // short way behind. What most runs never read is left for the graph to derive on first
 // use: the stage and lane columns (each task's device), the identity topological order and
 // the successor lists, which come out in build_through_builder's order. Costs are kept per
-// (device, chunk) and kind, not per task. Returns nullopt for
-// what that path reports better: a deadlock, a negative duration.
+// (device, chunk) and kind, not per task. Returns nullopt for what that path reports better:
+// a deadlock, a negative duration.
 //
 // The loop below runs once a task and a few hundred instructions each: what a step needs
 // that depends only on its (device, chunk) - its position, the devices before and after
@@ -333,8 +333,9 @@ class OnePassBuild {
 
     // The columns and lists as raw pointers: the compiler cannot keep a vector's data
     // pointer in a register across stores it cannot prove do not alias it.
-    Columns out{t.kind.data(),  t.device.data(),      t.microbatch.data(),
-                t.chunk.data(), g.pred_offset.data(), g.pred.data()};
+    Columns out{t.kind.data(),        t.device.data(),
+                t.microbatch.data(),  plan_.chunks > 1 ? t.chunk.data() : nullptr,
+                g.pred_offset.data(), g.pred.data()};
     TaskId* const program_out = g.program.data();
     const std::uint32_t* const program_offset = g.program_offset.data();
     std::uint32_t* const slots = slots_.data();

@@ -31,9 +31,9 @@ TimeNs CommunicationCost::max_transfer() const {
 
 void check_time_range(const EventGraph& graph, const CommunicationCost& comm) {
   constexpr double kLimit = 4e18;  // below 2^62 ns
-  const double total =
-      static_cast<double>(graph.edge_count()) * static_cast<double>(comm.max_transfer()) +
-      graph.total_duration();
+  // Durations added one at a time onto the transfers' bound, as always.
+  const double total = graph.total_duration(static_cast<double>(graph.edge_count()) *
+                                            static_cast<double>(comm.max_transfer()));
   if (total > kLimit) {
     throw ScheduleError(fmt::format(
         "the simulated step could last up to {:.3g} ns, beyond the simulator's range (4e18 ns, "

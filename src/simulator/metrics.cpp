@@ -108,7 +108,7 @@ std::vector<TaskId> binding_chain(const EventGraph& graph, const Trace& trace,
 TimeNs longest_data_path(const EventGraph& graph, const CommunicationCost& comm) {
   BigVector<TimeNs> earliest_finish(graph.task_count(), 0);
   TimeNs bound = 0;
-  for (const TaskId t : graph.topological_order()) {
+  const auto visit = [&](TaskId t) {
     TimeNs ready = 0;
     for (const Adjacent& p : graph.predecessors(t)) {
       if (p.kind() != EdgeKind::Data) continue;
@@ -116,6 +116,11 @@ TimeNs longest_data_path(const EventGraph& graph, const CommunicationCost& comm)
     }
     earliest_finish[t.value] = ready + graph.duration(t);
     bound = std::max(bound, earliest_finish[t.value]);
+  };
+  if (graph.ids_are_topological()) {  // no identity order to write out
+    for (std::uint32_t t = 0; t < graph.task_count(); ++t) visit(TaskId{t});
+  } else {
+    for (const TaskId t : graph.topological_order()) visit(t);
   }
   return bound;
 }

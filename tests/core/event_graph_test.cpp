@@ -1,6 +1,7 @@
 #include "perflow/core/event_graph.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -206,6 +207,21 @@ TEST(EventGraph, AssembledGraphDerivesWhatItLeftOut) {
   EXPECT_EQ(extended.duration(extra), 1);
   EXPECT_EQ(extended.chunk(TaskId{1}), 0u);
   EXPECT_EQ(listed(extended.successors(TaskId{0})), listed(g.successors(TaskId{0})));
+}
+
+TEST(EventGraph, AssembleRefusesCostsByPlaceOfTheWrongShape) {
+  detail::GraphParts short_table = one_pass_parts();
+  short_table.tasks.placed.duration.pop_back();
+  short_table.tasks.placed.memory_delta.pop_back();
+  EXPECT_THROW((void)EventGraph::assemble(std::move(short_table)), std::invalid_argument);
+  // Two chunks per device need the chunk column.
+  detail::GraphParts two_chunks = one_pass_parts();
+  two_chunks.tasks.placed.chunks = 2;
+  two_chunks.tasks.placed.duration.resize(16, 0);
+  two_chunks.tasks.placed.memory_delta.resize(16, 0.0);
+  EXPECT_THROW((void)EventGraph::assemble(two_chunks), std::invalid_argument);
+  two_chunks.tasks.chunk.assign(4, 0);
+  EXPECT_EQ(EventGraph::assemble(std::move(two_chunks)).duration(TaskId{3}), 0);
 }
 
 TEST(EventGraph, DerivedArraysAreTheSameFromThreadsAtOnce) {

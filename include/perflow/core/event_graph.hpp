@@ -87,17 +87,18 @@ struct PlacedCosts {
 struct TaskColumns {
   BigVector<TaskKind> kind;
   BigVector<DeviceId> device;
-  /// In a frozen graph, empty when every task's stage is its device (a pipeline graph's).
+  /// A frozen graph may leave it empty when every task's stage is its device (a pipeline
+  /// graph does).
   BigVector<StageId> stage;
   BigVector<std::uint32_t> microbatch;
-  /// In a frozen graph, empty when every task is in chunk 0.
+  /// A frozen graph may leave it empty when every task is in chunk 0.
   BigVector<std::uint32_t> chunk;
-  /// In a frozen graph, both empty when `placed` holds every task's costs.
+  /// A frozen graph may leave both empty when `placed` holds every task's costs.
   BigVector<TimeNs> duration;
   BigVector<double> memory_delta;
   PlacedCosts placed;
-  /// In a frozen graph, empty when every task runs on its device's compute lane (always so
-  /// in a graph without communication lanes).
+  /// A frozen graph may leave it empty when every task runs on its device's compute lane
+  /// (freeze does whenever the graph has no communication lanes).
   BigVector<LaneId> lane;
   /// Empty while every task is in iteration 0 (one iteration: no column to pay for).
   BigVector<std::uint32_t> iteration;
@@ -166,9 +167,11 @@ struct GraphParts {
   TaskColumns tasks;
   BigVector<std::uint32_t> pred_offset;  ///< tasks + 1 entries
   BigVector<Adjacent> pred;              ///< per task: its order edge first, then data edges
-  /// Both empty: derived from the predecessor lists on first use, each list in the order
-  /// build_pipeline_graph's reference build gives a pipeline graph: the order edge, then the
-  /// data successors that are backwards (B, BW), then the others, each group by id.
+  /// When both are empty, the graph derives them from the predecessor lists on first use,
+  /// each list in the order build_pipeline_graph's reference build gives a pipeline graph:
+  /// the order edge, then the data successors that are backwards (B, BW), then the others,
+  /// each group by id. Only a pipeline-shaped graph (at most one data successor of each
+  /// group) gets its builder's order back that way.
   BigVector<std::uint32_t> succ_offset;
   BigVector<Adjacent> succ;
   BigVector<std::uint32_t> program_offset;  ///< lanes + 1 entries
@@ -230,8 +233,10 @@ class EventGraphBuilder {
 };
 
 /// An immutable task graph: tasks in struct-of-arrays, edges in CSR (both directions),
-/// per-device program orders, and a topological order computed once at freeze time.
-/// Simulation state lives outside, so one graph serves many simulations.
+/// per-device program orders, and a topological order computed once at freeze time. A
+/// graph assembled by a one-pass builder may leave out columns, the successor lists and the
+/// identity order, and derives each on first use (see detail::GraphParts). Simulation state
+/// lives outside, so one graph serves many simulations.
 class EventGraph {
  public:
   EventGraph() = default;
@@ -273,8 +278,8 @@ class EventGraph {
   [[nodiscard]] const detail::PlacedCosts* placed_costs() const {
     return tasks_.placed.empty() ? nullptr : &tasks_.placed;
   }
-  /// The sum of every task's duration, added in id order.
-  [[nodiscard]] double total_duration() const;
+  /// `start` plus every task's duration, added one at a time in id order.
+  [[nodiscard]] double total_duration(double start = 0.0) const;
   [[nodiscard]] LaneId lane(TaskId t) const {
     return tasks_.lane.empty() ? LaneId{tasks_.device[t.value].value} : tasks_.lane[t.value];
   }
