@@ -455,31 +455,29 @@ std::span<const TaskId> EventGraph::topological_order() const {
 // The predecessor lists turned around, in the order GraphParts documents: a list's order
 // edge first (the program successor), then its backward data successors, then the rest,
 // each group by id. One pass per group, over tasks in id order.
-const detail::Adjacency& EventGraph::derived_successors() const {
-  return derived_->successors.get([&](detail::Adjacency& succ) {
-    const std::size_t n = task_count();
-    succ.offset.assign(n + 1, 0);
-    for (const Adjacent& p : pred_) ++succ.offset[p.task().value + 1];
-    for (std::size_t t = 0; t < n; ++t) succ.offset[t + 1] += succ.offset[t];
-    succ.list.resize(pred_.size());
-    BigVector<std::uint32_t> next(succ.offset.begin(), succ.offset.end() - 1);
-    const auto place = [&](auto&& takes) {
-      for (std::uint32_t v = 0; v < n; ++v) {
-        for (const Adjacent& p : predecessors(TaskId{v})) {
-          if (takes(p, v)) succ.list[next[p.task().value]++] = Adjacent(TaskId{v}, p.kind());
-        }
+void EventGraph::derive_successors(detail::Adjacency& succ) const {
+  const std::size_t n = task_count();
+  succ.offset.assign(n + 1, 0);
+  for (const Adjacent& p : pred_) ++succ.offset[p.task().value + 1];
+  for (std::size_t t = 0; t < n; ++t) succ.offset[t + 1] += succ.offset[t];
+  succ.list.resize(pred_.size());
+  BigVector<std::uint32_t> next(succ.offset.begin(), succ.offset.end() - 1);
+  const auto place = [&](auto&& takes) {
+    for (std::uint32_t v = 0; v < n; ++v) {
+      for (const Adjacent& p : predecessors(TaskId{v})) {
+        if (takes(p, v)) succ.list[next[p.task().value]++] = Adjacent(TaskId{v}, p.kind());
       }
-    };
-    place([](const Adjacent& p, std::uint32_t) { return p.kind() == EdgeKind::Order; });
-    const auto backward = [&](std::uint32_t v) {
-      return tasks_.kind[v] == TaskKind::B || tasks_.kind[v] == TaskKind::BW;
-    };
-    place([&](const Adjacent& p, std::uint32_t v) {
-      return p.kind() == EdgeKind::Data && backward(v);
-    });
-    place([&](const Adjacent& p, std::uint32_t v) {
-      return p.kind() == EdgeKind::Data && !backward(v);
-    });
+    }
+  };
+  place([](const Adjacent& p, std::uint32_t) { return p.kind() == EdgeKind::Order; });
+  const auto backward = [&](std::uint32_t v) {
+    return tasks_.kind[v] == TaskKind::B || tasks_.kind[v] == TaskKind::BW;
+  };
+  place([&](const Adjacent& p, std::uint32_t v) {
+    return p.kind() == EdgeKind::Data && backward(v);
+  });
+  place([&](const Adjacent& p, std::uint32_t v) {
+    return p.kind() == EdgeKind::Data && !backward(v);
   });
 }
 

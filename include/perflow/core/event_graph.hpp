@@ -353,7 +353,12 @@ class EventGraph {
  private:
   friend class EventGraphBuilder;
 
-  [[nodiscard]] const detail::Adjacency& derived_successors() const;
+  // Inline, so that a pass calling successors() per task pays a load and a branch once the
+  // lists exist.
+  [[nodiscard]] const detail::Adjacency& derived_successors() const {
+    return derived_->successors.get([this](detail::Adjacency& lists) { derive_successors(lists); });
+  }
+  void derive_successors(detail::Adjacency& lists) const;
   [[nodiscard]] std::size_t placed_index(TaskId t) const {
     return tasks_.placed.index(tasks_.device[t.value], chunk(t), tasks_.kind[t.value]);
   }
