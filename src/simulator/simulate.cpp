@@ -21,17 +21,19 @@ struct ColumnCosts {
   [[nodiscard]] std::size_t at(std::uint32_t t) const { return t; }
 };
 
+// With one chunk per device (kChunks false) the chunk is not read.
+template <bool kChunks>
 struct CostsByPlace {
   const TimeNs* duration;
   const double* memory_delta;
   const DeviceId* device;
   const TaskKind* kind;
-  const std::uint32_t* chunk;  // null: every task is in chunk 0
+  const std::uint32_t* chunk;
   std::size_t chunks;
 
   [[nodiscard]] std::size_t at(std::uint32_t t) const {
-    return (device[t].value * chunks + (chunk != nullptr ? chunk[t] : 0)) * 4 +
-           static_cast<std::size_t>(kind[t]);
+    const std::size_t place = kChunks ? device[t].value * chunks + chunk[t] : device[t].value;
+    return place * 4 + static_cast<std::size_t>(kind[t]);
   }
 };
 
@@ -114,9 +116,13 @@ Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options
     }
   };
   if (const ::perflow::detail::PlacedCosts* placed = graph.placed_costs()) {
-    pass(CostsByPlace{placed->duration.data(), placed->memory_delta.data(), device.data(),
-                      kind.data(), placed->chunks > 1 ? graph.chunks().data() : nullptr,
-                      placed->chunks});
+    if (placed->chunks > 1) {
+      pass(CostsByPlace<true>{placed->duration.data(), placed->memory_delta.data(), device.data(),
+                              kind.data(), graph.chunks().data(), placed->chunks});
+    } else {
+      pass(CostsByPlace<false>{placed->duration.data(), placed->memory_delta.data(), device.data(),
+                               kind.data(), nullptr, 1});
+    }
   } else {
     pass(ColumnCosts{graph.durations().data(), graph.memory_deltas().data()});
   }
