@@ -330,8 +330,7 @@ EventGraph EventGraphBuilder::freeze() && {
 
 std::string EventGraph::label(TaskId t) const {
   char text[kMaxTaskLabel];
-  const TaskLabel task{tasks_.kind[t.value], tasks_.microbatch[t.value], chunk(t)};
-  return {text, put_task_label(text, task, has_iterations(), iteration(t))};
+  return {text, put_label(text, t)};
 }
 
 TaskId EventGraph::pair_partner(TaskId t) const {

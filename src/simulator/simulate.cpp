@@ -24,16 +24,15 @@ struct ColumnCosts {
 // With one chunk per device (kChunks false) the chunk is not read.
 template <bool kChunks>
 struct CostsByPlace {
-  const TimeNs* duration;
-  const double* memory_delta;
+  const ::perflow::detail::PlacedCosts& placed;
   const DeviceId* device;
   const TaskKind* kind;
   const std::uint32_t* chunk;
-  std::size_t chunks;
+  const TimeNs* duration = placed.duration.data();
+  const double* memory_delta = placed.memory_delta.data();
 
   [[nodiscard]] std::size_t at(std::uint32_t t) const {
-    const std::size_t place = kChunks ? device[t].value * chunks + chunk[t] : device[t].value;
-    return place * 4 + static_cast<std::size_t>(kind[t]);
+    return placed.index(device[t], kChunks ? chunk[t] : 0, kind[t]);
   }
 };
 
@@ -117,11 +116,9 @@ Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options
   };
   if (const ::perflow::detail::PlacedCosts* placed = graph.placed_costs()) {
     if (placed->chunks > 1) {
-      pass(CostsByPlace<true>{placed->duration.data(), placed->memory_delta.data(), device.data(),
-                              kind.data(), graph.chunks().data(), placed->chunks});
+      pass(CostsByPlace<true>{*placed, device.data(), kind.data(), graph.chunks().data()});
     } else {
-      pass(CostsByPlace<false>{placed->duration.data(), placed->memory_delta.data(), device.data(),
-                               kind.data(), nullptr, 1});
+      pass(CostsByPlace<false>{*placed, device.data(), kind.data(), nullptr});
     }
   } else {
     pass(ColumnCosts{graph.durations().data(), graph.memory_deltas().data()});

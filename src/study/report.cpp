@@ -21,9 +21,7 @@ namespace {
 class LabelBuffer {
  public:
   std::string_view of(const EventGraph& graph, TaskId t) {
-    const TaskLabel task{graph.kind(t), graph.microbatch(t), graph.chunk(t)};
-    const char* const end = put_task_label(data_, task, graph.has_iterations(), graph.iteration(t));
-    return {data_, static_cast<std::size_t>(end - data_)};
+    return {data_, static_cast<std::size_t>(graph.put_label(data_, t) - data_)};
   }
 
  private:

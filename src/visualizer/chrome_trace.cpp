@@ -40,13 +40,6 @@ char* put(char* p, std::string_view text) {
 
 char* put(char* p, std::uint64_t value) { return std::to_chars(p, p + 24, value).ptr; }
 
-/// A task's label as EventGraph::label writes it ("F3.0", "F3.0@1" with iterations); kind
-/// names need no escaping.
-char* put_label(char* p, const EventGraph& graph, TaskId t) {
-  return put_task_label(p, {graph.kind(t), graph.microbatch(t), graph.chunk(t)},
-                        graph.has_iterations(), graph.iteration(t));
-}
-
 /// Nanoseconds as microseconds, exactly, with no more decimals than they need: "1315",
 /// "1315.5", "1314.999".
 char* put_microseconds(char* p, TimeNs ns) {
@@ -246,7 +239,7 @@ std::string render_chrome_trace(const EventGraph& graph, const Trace& trace,
       w.event([&](char* p) {
         const std::string_view kind = to_string(graph.kind(t));
         p = put(p, R"({"name":")");
-        p = put_label(p, graph, t);
+        p = graph.put_label(p, t);  // kind names need no escaping
         p = put(p, R"(","ph":"X","pid":)");
         p = put(p, pid);
         p = put(p, R"(,"tid":)");
@@ -265,7 +258,7 @@ std::string render_chrome_trace(const EventGraph& graph, const Trace& trace,
         }
         if (partner.valid()) {
           p = put(p, R"(,"paired_with":")");
-          p = put_label(p, graph, partner);
+          p = graph.put_label(p, partner);
           *p++ = '"';
         }
         return put(p, "}}");

@@ -307,6 +307,11 @@ class EventGraph {
   [[nodiscard]] TaskSpec spec(TaskId t) const;
   /// "F3.0"; with several iterations the iteration follows: "F3.0@1".
   [[nodiscard]] std::string label(TaskId t) const;
+  /// label(t)'s text written at `out` (kMaxTaskLabel bytes of room) without an allocation;
+  /// returns its end. What writers of a label per task call.
+  char* put_label(char* out, TaskId t) const {
+    return put_task_label(out, {kind(t), microbatch(t), chunk(t)}, has_iterations(), iteration(t));
+  }
 
   [[nodiscard]] std::span<const TaskKind> kinds() const { return tasks_.kind; }
   [[nodiscard]] std::span<const DeviceId> devices() const { return tasks_.device; }
