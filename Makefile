@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 RELEASE_DIR ?= build/release
 TEST_DIR ?= build/test
 
-.PHONY: run test deps test-deps configure-release bench gallery format format-check clean python
+.PHONY: run test deps test-deps configure-release release-all bench gallery format format-check clean python
 
 deps:
 	@./scripts/install-deps.sh
@@ -28,6 +28,15 @@ test: test-deps
 	cmake --build $(TEST_DIR) -j $(JOBS)
 	cd $(TEST_DIR) && ctest -j $(JOBS) --output-on-failure --timeout 300
 
+# Every target but the tests (built and run by `make test`) in Release, warnings as errors:
+# the CLI, libraries, benchmarks, examples and the Python module (CI runs it, .ci/run).
+RELEASE_ALL_DIR ?= build/release-all
+release-all: deps
+	cmake -S . -B $(RELEASE_ALL_DIR) -DCMAKE_BUILD_TYPE=Release -DPERFLOW_WERROR=ON \
+	  -DPERFLOW_BUILD_TESTS=OFF -DPERFLOW_BUILD_BENCH=ON -DPERFLOW_BUILD_EXAMPLES=ON \
+	  -DPERFLOW_BUILD_PYTHON=ON
+	cmake --build $(RELEASE_ALL_DIR) -j $(JOBS)
+
 bench: configure-release
 	cmake --build $(RELEASE_DIR) -j $(JOBS) --target perflow perflow_bench perflow_schedules_bench perflow_render_bench perflow_kineto_bench perflow_task_table_bench perflow_model_bench perflow_sweep_bench perflow_search_bench perflow_python
 	$(RELEASE_DIR)/bench/perflow_bench --benchmark_out=$(RELEASE_DIR)/bench.json --benchmark_out_format=json
@@ -49,7 +58,7 @@ gallery: configure-release
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp')
 
-format-check:
+format-check: test-deps
 	clang-format --dry-run -Werror $$(git ls-files '*.cpp' '*.hpp')
 
 clean:

@@ -2,7 +2,9 @@
 # Installs the Debian packages PerFlow builds against, only those that are missing.
 # Safe to run repeatedly; uses sudo when not root. With --test, also what only the tests
 # use: a one-machine Slurm (slurm-wlm, munge) for the job-array sweep test, Chromium
-# (headless) for the search report page, and pytest for the Python module.
+# (headless) for the search report page, pytest for the Python module, and clang-format for
+# `make format-check`. Every Python module the project imports must come from a package
+# listed here: tests/deps/check_python_imports.py fails otherwise.
 set -euo pipefail
 
 packages=(
@@ -11,10 +13,10 @@ packages=(
   libcairo2-dev fonts-dejavu-core
   zlib1g-dev libsqlite3-dev libsimdjson-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  python3 python3-jsonschema python3-dev pybind11-dev
+  python3 python3-dev pybind11-dev python3-numpy python3-jsonschema
 )
 if [ "${1:-}" = "--test" ]; then
-  packages+=(slurm-wlm munge chromium python3-pytest)
+  packages+=(slurm-wlm munge chromium python3-pytest clang-format)
 fi
 
 missing=()
