@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Standard output that cannot be written is exit code 4 with a message (README "Exit codes").
+# Standard output that cannot be written is exit code 4 with a message (docs/cli.md "Exit codes").
 # Usage: stdout_test.sh full|pipe PERFLOW CONFIG
 #   full: standard output is /dev/full (a full disk)
 #   pipe: standard output is a pipe its reader closes early (`| head -c 10`); CONFIG's report

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A run too large for `ulimit -v` is refused before it allocates: exit code 5 and a message
-# with the estimate and the limit (README "Exit codes"), never the kernel's OOM killer.
+# with the estimate and the limit (docs/cli.md "Exit codes"), never the kernel's OOM killer.
 # Usage: ulimit_test.sh PERFLOW
 set -u
 perflow=$1

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A sweep as a Slurm job array on a real one-machine Slurm (README "Shards and Slurm"):
+# A sweep as a Slurm job array on a real one-machine Slurm (docs/search-and-sweeps.md "Shards and Slurm"):
 # munged, slurmctld and slurmd are started here with a minimal slurm.conf, a 4-task array
 # is submitted with `sbatch --wait`, each task runs its shard (taken from the array's
 # environment), and the merged result must equal the unsharded sweep byte for byte.

@@ -2,8 +2,8 @@
 """The config schema (`perflow schema`) against the parser, with Debian's python3-jsonschema.
 
 Every config the project ships or shows (examples, golden-case inputs, configs that
-`perflow costs` wrote, README snippets) validates; a sample of configs the parser refuses
-does not, and the parser refuses each of them too.
+`perflow costs` wrote, snippets of README.md and docs/*.md) validates; a sample of configs the
+parser refuses does not, and the parser refuses each of them too.
 
 usage: check_config_schema.py PERFLOW SOURCE_DIR
 """
@@ -56,14 +56,15 @@ for case in sorted(p for p in (source / "tests/golden").iterdir()
 fixtures = source.parent / "shared" / "fixtures"
 if fixtures.is_dir():
     shipped += sorted(fixtures.rglob("*.json"))
-# README: every JSON block that is a whole config.
-readme = (source / "README.md").read_text()
-snippets = [json.loads(block) for block in re.findall(r"```json\n(.*?)```", readme, re.S)]
+# README.md and docs/*.md: every JSON block that is a whole config.
+snippets = [(f"{page.relative_to(source)} json block {i}", json.loads(block))
+            for page in [source / "README.md"] + sorted((source / "docs").glob("*.md"))
+            for i, block in enumerate(re.findall(r"```json\n(.*?)```", page.read_text(), re.S))]
 
 valid = 0
 for name, doc in [(str(p), json.loads(p.read_text())) for p in shipped
                   if p.stat().st_size < 1 << 20] + \
-        [(f"README.md json block {i}", d) for i, d in enumerate(snippets)]:
+        snippets:
     if not is_config(doc):
         continue
     errors = sorted(validator.iter_errors(doc), key=str)
