@@ -3,12 +3,15 @@
 // (1M tasks). Run: make bench (Release), or build/release/bench/perflow_bench.
 #include <benchmark/benchmark.h>
 
+#include <string_view>
+
 #include "perflow/parallel/data_parallel.hpp"
 #include "perflow/parallel/expert_parallel.hpp"
 #include "perflow/parallel/offload.hpp"
 #include "perflow/parallel/pipeline.hpp"
 #include "perflow/parallel/recompute.hpp"
 #include "perflow/parallel/schedule_registry.hpp"
+#include "perflow/passes/recipe.hpp"
 #include "perflow/simulator/lowering.hpp"
 #include "perflow/simulator/simulate.hpp"
 
@@ -190,6 +193,51 @@ void BM_ExpertParallel(benchmark::State& state, const char* schedule) {
   state.counters["extended_tasks"] = static_cast<double>(extended_tasks);
 }
 
+// The passes against the plain run, each end to end (plan, build, passes, simulate), as a
+// config runs them (study applies the same recipe): 1F1B plain and with full recomputation
+// plus half of the activations offloaded; DualPipe (2 chunks) plain and with an all-to-all
+// on every F and backward (the pairs run as units, the rest get A2A tasks). Reported per
+// task of the pipeline as built.
+enum class Passes { None, RecomputeOffload, AllToAll };
+
+void BM_PassesEndToEnd(benchmark::State& state, const char* schedule, Passes which) {
+  parallel::TaskCosts costs = kCosts.uniform();
+  parallel::PipelineSpec spec = spec_of(state, schedule);
+  const auto stages = static_cast<std::size_t>(state.range(0));
+  parallel::OffloadSpec offload;
+  if (which == Passes::RecomputeOffload) {
+    costs.recompute = true;
+    costs.recompute_forward = costs.forward;
+    costs.recompute_activation = 0.1;
+    offload.ratio.assign(stages, 0.5);
+    offload.host_link.assign(stages, parallel::HostLink{2000, 50e9});
+  }
+  if (std::string_view(schedule) == "dualpipe") {
+    spec.chunks = 2;
+    costs.all_to_all = 900'000;  // in the costs either way; only the passes run it
+  }
+  const parallel::CostTable table(costs);
+  std::size_t tasks = 0;
+  std::size_t extended_tasks = 0;
+  for (auto _ : state) {
+    const parallel::PipelinePlan plan = parallel::plan_schedule(spec, table);
+    EventGraph graph = parallel::build_pipeline_graph(plan, table);
+    tasks = graph.task_count();
+    passes::Recipe recipe;
+    if (which == Passes::RecomputeOffload) {
+      recipe.then(passes::Recompute{table}).then(passes::Offload{offload});
+    } else if (which == Passes::AllToAll) {
+      recipe.then(passes::OverlapPairs{&plan, table}).then(passes::AllToAll{table});
+    }
+    graph = passes::apply(std::move(graph), recipe);
+    const auto result = simulator::simulate(graph, simulator::SimulationOptions{1000});
+    extended_tasks = graph.task_count();
+    benchmark::DoNotOptimize(result.metrics.makespan);
+  }
+  report_tasks(state, tasks);
+  state.counters["extended_tasks"] = static_cast<double>(extended_tasks);
+}
+
 void sizes(benchmark::internal::Benchmark* b) {
   b->Args({64, 1024})->Args({128, 4096})->Unit(benchmark::kMillisecond);
 }
@@ -205,5 +253,11 @@ BENCHMARK_CAPTURE(BM_EndToEnd, gpipe, "gpipe")->Apply(sizes);
 BENCHMARK_CAPTURE(BM_LoweredDataParallel, 1f1b, "1f1b")->Apply(sizes);
 BENCHMARK_CAPTURE(BM_RecomputeOffload, 1f1b, "1f1b")->Apply(sizes);
 BENCHMARK_CAPTURE(BM_ExpertParallel, dualpipe, "dualpipe")->Apply(sizes);
+BENCHMARK_CAPTURE(BM_PassesEndToEnd, 1f1b_plain, "1f1b", Passes::None)->Apply(sizes);
+BENCHMARK_CAPTURE(BM_PassesEndToEnd, 1f1b_recompute_offload_half, "1f1b", Passes::RecomputeOffload)
+    ->Apply(sizes);
+BENCHMARK_CAPTURE(BM_PassesEndToEnd, dualpipe_plain, "dualpipe", Passes::None)->Apply(sizes);
+BENCHMARK_CAPTURE(BM_PassesEndToEnd, dualpipe_all_to_all, "dualpipe", Passes::AllToAll)
+    ->Apply(sizes);
 
 }  // namespace

@@ -9,30 +9,38 @@ The same C++ core as the ``perflow`` command, in process:
   operators ``filter`` / ``merge`` / ``remap`` / ``scale``, ``simulate_graph`` (ordered or
   greedy);
 - explorations, as the CLI runs them: ``costs`` (profiles to a config), ``sweep``, ``search``;
+- analyses, as the CLI runs them, as objects with the command's text and picture:
+  ``explain``, ``calibrate``, ``compare_measured`` (a prediction against profiles), ``plot``
+  (a chart of sweep results);
 - a ``Run``'s trace as NumPy columns (``run.columns()``, no copy), its metrics, and its
   timeline (``to_svg()``, ``save("x.png")``, shown inline in a notebook).
 
 Durations are nanoseconds (ints) or strings with a unit ("1315us"). Errors are
-``perflow.Error`` subclasses carrying the CLI's message (file, JSON pointer, expectation).
+``perflow.Error`` subclasses carrying the CLI's message (file, JSON pointer, expectation);
+a bad keyword argument is a ``perflow.OptionError`` whose ``.field`` names it.
 """
 
 import json
 
 from . import _perflow
-from ._perflow import (KINDS, Config, ConfigError, CostTable, CycleError, Error,
-                       FormatError, Graph, IoError, Link, Part, ProfileError, ResourceError,
-                       Run, ScheduleError, TaskCosts, UnknownNameError, build_schedule, filter,
-                       format_duration, format_memory, merge, remap, scale, schedules,
-                       simulate_graph)
+from ._perflow import (KINDS, Calibration, Config, ConfigError, CostTable, CycleError, Error,
+                       Explanation, FormatError, GemmFit, Graph, IoError, Link,
+                       MeasuredComparison, OptionError, Part, Plot, ProfileError,
+                       ResourceError, Run, ScheduleError, TaskCosts, UnknownNameError,
+                       build_schedule, filter, format_duration, format_memory, merge, remap,
+                       scale, schedules, simulate_graph)
+from ._analysis import calibrate, compare_measured, explain, plot
 from ._explore import costs, costs_json, search, sweep
 from ._source import source
 
 __all__ = [
-    "KINDS", "Config", "ConfigError", "CostTable", "CycleError", "Error", "FormatError",
-    "Graph", "IoError", "Link", "Part", "ProfileError", "ResourceError", "Run",
-    "ScheduleError", "TaskCosts", "UnknownNameError", "build_schedule", "costs", "costs_json",
-    "filter", "format_duration", "format_memory", "load_config", "merge", "remap", "scale",
-    "schedules", "search", "simulate", "simulate_graph", "simulate_json", "summary", "sweep",
+    "KINDS", "Calibration", "Config", "ConfigError", "CostTable", "CycleError", "Error",
+    "Explanation", "FormatError", "GemmFit", "Graph", "IoError", "Link", "MeasuredComparison",
+    "OptionError", "Part", "Plot", "ProfileError", "ResourceError", "Run", "ScheduleError",
+    "TaskCosts", "UnknownNameError", "build_schedule", "calibrate", "compare_measured",
+    "costs", "costs_json", "explain", "filter", "format_duration", "format_memory",
+    "load_config", "merge", "plot", "remap", "scale", "schedules", "search", "simulate",
+    "simulate_graph", "simulate_json", "summary", "sweep",
 ]
 
 

@@ -4,7 +4,9 @@ sweeps (``perflow sweep``) and searches (``perflow search``).
 Each calls the C++ the command calls, without the GIL, and returns what the command writes:
 the costs config, the sweep's JSON Lines rows, the search's plans. Options are the CLI's,
 as keyword arguments (``--rank-stage`` is ``rank_stage``); errors are ``perflow.Error``
-subclasses with the CLI's message, which names the CLI's options.
+subclasses with the CLI's message, except that a bad argument (``perflow.OptionError``)
+is named as the keyword argument it is (``rank_stage='0-1'`` where the CLI says
+``--rank-stage '0-1'``).
 """
 
 import json
@@ -50,14 +52,23 @@ def _name(value, what):
     return value
 
 
-def _number(value, what):
-    """A number option (--stages, --scale, ...) as the text the CLI would be given, so that
-    the C++ checks it and words its errors as for the CLI; "" is not given."""
+def _whole(value, what):
+    """A whole number option (--stages, --microbatches, ...); None is not given. Its range is
+    checked in C++ (a perflow.OptionError naming the argument)."""
     if value is None:
-        return ""
-    if isinstance(value, bool) or not isinstance(value, (str, numbers.Real)):
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{what}: expected a whole number (int), found {type(value).__name__}")
+    return int(value)
+
+
+def _factor(value, what):
+    """A number option (--scale); None is not given."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{what}: expected a number, found {type(value).__name__}")
-    return str(value)
+    return float(value)
 
 
 def _rank_stages(rank_stage):
@@ -114,10 +125,10 @@ def costs_json(paths, preset=None, pattern=None, rank_stage=None, schedule=None,
     """
     return _perflow._costs_json(
         _profiles(paths), _name(preset, "preset"), _name(pattern, "pattern"),
-        _rank_stages(rank_stage), _name(schedule, "schedule"), _number(stages, "stages"),
-        _number(microbatches, "microbatches"), _number(scale, "scale"),
-        _number(layers_per_stage, "layers_per_stage"),
-        _number(profiled_layers, "profiled_layers"))
+        _rank_stages(rank_stage), _name(schedule, "schedule"), _whole(stages, "stages"),
+        _whole(microbatches, "microbatches"), _factor(scale, "scale"),
+        _whole(layers_per_stage, "layers_per_stage"),
+        _whole(profiled_layers, "profiled_layers"))
 
 
 def costs(paths, preset=None, pattern=None, rank_stage=None, schedule=None, stages=None,

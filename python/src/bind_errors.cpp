@@ -11,6 +11,7 @@
 
 #include "bindings.hpp"
 #include "perflow/core/error.hpp"
+#include "perflow/core/option_error.hpp"
 #include "perflow/reader/profile_error.hpp"
 
 namespace perflow::python {
@@ -48,7 +49,7 @@ void raise(py::handle cls, const char* message, const py::dict& attributes = {})
 
 void bind_errors(py::module_& m) {
   static py::handle error, config_error, schedule_error, cycle_error, unknown_name_error,
-      format_error, profile_error, resource_error, io_error;
+      format_error, profile_error, resource_error, io_error, option_error;
   error = new_class(m, "Error", PyExc_RuntimeError, "Base of every error PerFlow reports.");
   const auto with = [](py::handle base, PyObject* standard) {
     return py::make_tuple(base, py::handle(standard));
@@ -68,6 +69,8 @@ void bind_errors(py::module_& m) {
   resource_error = new_class(m, "ResourceError", with(error, PyExc_MemoryError),
                              "A run refused before it allocates more memory than it may.");
   io_error = new_class(m, "IoError", with(error, PyExc_OSError), "A file could not be written.");
+  option_error = new_class(m, "OptionError", with(error, PyExc_ValueError),
+                           "A keyword argument's value is wrong; .field names it.");
 
   // Local: other pybind11 modules in the process keep their own translations.
   py::register_local_exception_translator([](std::exception_ptr p) {
@@ -104,6 +107,14 @@ void bind_errors(py::module_& m) {
       raise(resource_error, e.what());
     } catch (const IoError& e) {
       raise(io_error, e.what());
+    } catch (const OptionError& e) {
+      // Fields as keyword arguments: `stages`, `rank_stage='0-1'`.
+      const std::string message = e.worded([](const OptionError::Piece& field) {
+        return field.value.empty() ? field.text : field.text + "=" + field.value;
+      });
+      py::dict at;
+      at["field"] = text(e.field());
+      raise(option_error, message.c_str(), at);
     } catch (const Error& e) {
       raise(error, e.what());
     } catch (const nlohmann::json::exception& e) {

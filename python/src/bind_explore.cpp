@@ -1,21 +1,23 @@
 // Explorations from Python: measured costs from profiles, sweeps and searches. Each calls
-// what the CLI command calls (cli_commands, explore) and returns the text the command writes;
+// what the CLI command calls (reader, explore) and returns the text the command writes;
 // perflow/_explore.py turns it into Python objects. The GIL is released while C++ runs: only
 // C++ values cross into these functions.
 #include <pybind11/stl.h>
 
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "bindings.hpp"
-#include "cli/detail/costs_run.hpp"
-#include "cli/detail/search_json.hpp"
 #include "perflow/core/json_cursor.hpp"
 #include "perflow/explore/search.hpp"
+#include "perflow/explore/search_json.hpp"
 #include "perflow/explore/sweep.hpp"
 #include "perflow/explore/sweep_runner.hpp"
 #include "perflow/explore/sweep_table.hpp"
+#include "perflow/reader/costs.hpp"
 
 namespace perflow::python {
 namespace {
@@ -24,10 +26,11 @@ namespace {
 // the message, where the CLI names its -o file: from Python there is no file.
 std::string costs_json(const std::vector<std::string>& profiles, const std::string& preset,
                        const std::string& pattern, const std::vector<std::string>& rank_stage,
-                       const std::string& schedule, const std::string& stages,
-                       const std::string& microbatches, const std::string& scale,
-                       const std::string& layers_per_stage, const std::string& profiled_layers) {
-  cli::detail::CostsRequest request;
+                       const std::string& schedule, std::optional<std::int64_t> stages,
+                       std::optional<std::int64_t> microbatches, std::optional<double> scale,
+                       std::optional<std::int64_t> layers_per_stage,
+                       std::optional<std::int64_t> profiled_layers) {
+  reader::CostsRequest request;
   request.profiles = {profiles, preset, pattern, rank_stage};
   request.schedule = schedule;
   request.stages = stages;
@@ -35,7 +38,7 @@ std::string costs_json(const std::vector<std::string>& profiles, const std::stri
   request.scale = scale;
   request.layers_per_stage = layers_per_stage;
   request.profiled_layers = profiled_layers;
-  return cli::detail::run_costs(request, "<costs>").text;
+  return reader::run_costs(request, "<costs>").text;
 }
 
 // A sweep from its file (as `perflow sweep` reads it: a base path is relative to the file)
@@ -69,7 +72,7 @@ std::string search_json(const std::string& source, const std::string& file, bool
               : explore::parse_search(parse_json_text(source, file), gpu_order, file);
   explore::SearchOptions options;
   options.jobs = jobs;
-  return cli::detail::search_result_text(explore::run_search(search, options));
+  return explore::search_result_text(explore::run_search(search, options));
 }
 
 }  // namespace
@@ -79,8 +82,8 @@ void bind_explore(py::module_& m) {
   m.def("_costs_json", &costs_json, py::arg("profiles"), py::arg("preset"), py::arg("pattern"),
         py::arg("rank_stage"), py::arg("schedule"), py::arg("stages"), py::arg("microbatches"),
         py::arg("scale"), py::arg("layers_per_stage"), py::arg("profiled_layers"), released,
-        "The config `perflow costs PROFILE... -o FILE` writes to FILE, as text (options as the "
-        "CLI's text; \"\": not given)");
+        "The config `perflow costs PROFILE... -o FILE` writes to FILE, as text (\"\" or None: "
+        "not given)");
   m.def("_sweep_jsonl", &sweep_jsonl, py::arg("source"), py::arg("file"), py::arg("is_path"),
         py::arg("axis_order"), py::arg("jobs"), released,
         "The JSON Lines `perflow sweep SWEEP --jsonl FILE` writes, for a sweep file or JSON text "

@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "bindings.hpp"
-#include "cli/detail/timeline_style.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/core/units.hpp"
 #include "perflow/simulator/options.hpp"
@@ -64,7 +63,14 @@ struct Style {
 
 visualizer::TimelineOptions timeline_options(const Run& run, const Style& style) {
   visualizer::TimelineOptions options;
-  if (run.config) options = cli::detail::timeline_style(*run.config, *run.graph);
+  if (run.config) {
+    const study::RunDisplay shown = study::run_display(*run.config, *run.graph);
+    options.title = shown.title;
+    options.subtitle = shown.subtitle;
+    options.device_labels = shown.devices.labels;
+    options.static_memory = shown.devices.static_memory;
+    options.memory_capacity = shown.devices.capacity;
+  }
   if (style.title) options.title = *style.title;
   if (style.subtitle) options.subtitle = *style.subtitle;
   if (style.device_labels) options.device_labels = *style.device_labels;

@@ -1,7 +1,8 @@
 // The `perflow` Python module's native part (`perflow._perflow`): the library's schedules,
-// trace operators, simulator and renderers, and the CLI's config, report and explorations,
-// called in process. The Python package (perflow/__init__.py) adds what is easier in Python
-// (configs given as dicts, JSON text or paths; the report as objects).
+// trace operators, simulator and renderers, and the library functions the CLI's commands
+// call (configs, reports, explorations, analyses), in process. The Python package
+// (perflow/__init__.py) adds what is easier in Python (configs given as dicts, JSON text or
+// paths; the report as objects).
 #include "bindings.hpp"
 
 PYBIND11_MODULE(_perflow, m) {
@@ -11,4 +12,5 @@ PYBIND11_MODULE(_perflow, m) {
   perflow::python::bind_run(m);
   perflow::python::bind_study(m);
   perflow::python::bind_explore(m);
+  perflow::python::bind_analysis(m);
 }

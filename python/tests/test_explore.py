@@ -1,6 +1,7 @@
 """perflow.costs, sweep and search against the CLI: the same files, rows and plans, byte for
 byte, and the same error messages."""
 import json
+import re
 import subprocess
 
 import pytest
@@ -85,18 +86,26 @@ def test_costs_simulate_as_the_cli_file(pipelining, cli, tmp_path):
     assert perflow.simulate(config)["makespan_ns"] == 31417402
 
 
+def python_words(message):
+    """A message as Python words the fields of a perflow.OptionError: the CLI's
+    `--rank-stage '0-1'` and `--stages` are `rank_stage='0-1'` and `stages`."""
+    return re.sub(r"--([a-z][a-z-]*)(?: ('[^']*'|\d+))?",
+                  lambda m: m[1].replace("-", "_") + (f"={m[2]}" if m[2] else ""), message)
+
+
 # (CLI options, keyword arguments, the exception): the CLI's message, with "<costs>" where the
-# CLI names its output file.
+# CLI names its output file, and an OptionError's fields named as keyword arguments.
 COSTS_ERRORS = {
-    "stages_zero": (["--stages", "0"], {"stages": 0}, perflow.Error),
-    "stages_text": (["--stages", "two"], {"stages": "two"}, perflow.Error),
-    "stages_fewer": (["--stages", "1"], {"stages": 1}, perflow.Error),
-    "microbatches_float": (["--microbatches", "2.5"], {"microbatches": 2.5}, perflow.Error),
-    "scale_negative": (["--scale", "-1"], {"scale": -1}, perflow.Error),
-    "layers_alone": (["--layers-per-stage", "2"], {"layers_per_stage": 2}, perflow.Error),
-    "profiled_alone": (["--profiled-layers", "8"], {"profiled_layers": 8}, perflow.Error),
+    "stages_zero": (["--stages", "0"], {"stages": 0}, perflow.OptionError),
+    "stages_fewer": (["--stages", "1"], {"stages": 1}, perflow.OptionError),
+    "microbatches_big": (["--microbatches", "16777217"], {"microbatches": 16777217},
+                         perflow.OptionError),
+    "scale_negative": (["--scale", "-1"], {"scale": -1}, perflow.OptionError),
+    "scale_huge": (["--scale", "2000000"], {"scale": 2e6}, perflow.OptionError),
+    "layers_alone": (["--layers-per-stage", "2"], {"layers_per_stage": 2}, perflow.OptionError),
+    "profiled_alone": (["--profiled-layers", "8"], {"profiled_layers": 8}, perflow.OptionError),
     "layers_remainder": (["--layers-per-stage", "3", "--profiled-layers", "8"],
-                         {"layers_per_stage": 3, "profiled_layers": 8}, perflow.Error),
+                         {"layers_per_stage": 3, "profiled_layers": 8}, perflow.OptionError),
     "unknown_preset": (["--preset", "torch-pipeline"], {"preset": "torch-pipeline"},
                        perflow.UnknownNameError),
     "unknown_schedule": (["--schedule", "zbvv"], {"schedule": "zbvv"},
@@ -104,13 +113,13 @@ COSTS_ERRORS = {
     "schedule_refuses": (["--schedule", "zbv"], {"schedule": "zbv"}, perflow.Error),
     "nothing_matched": (["--preset", "ddp"], {"preset": "ddp"}, perflow.Error),
     "bad_pattern": (["--pattern", "(?<kind>F"], {"pattern": "(?<kind>F"}, perflow.Error),
-    "bad_rank_stage": (["--rank-stage", "0-1"], {"rank_stage": ["0-1"]}, perflow.Error),
+    "bad_rank_stage": (["--rank-stage", "0-1"], {"rank_stage": ["0-1"]}, perflow.OptionError),
     "rank_twice": (["--rank-stage", "0=1,0=0"], {"rank_stage": ["0=1", "0=0"]},
-                   perflow.Error),
+                   perflow.OptionError),
     "preset_and_pattern": (["--preset", "ddp", "--pattern", "x"],
-                           {"preset": "ddp", "pattern": "x"}, perflow.Error),
+                           {"preset": "ddp", "pattern": "x"}, perflow.OptionError),
     "scale_and_layers": (["--scale", "2", "--layers-per-stage", "2"],
-                         {"scale": 2, "layers_per_stage": 2}, perflow.Error),
+                         {"scale": 2, "layers_per_stage": 2}, perflow.OptionError),
 }
 
 
@@ -120,10 +129,30 @@ def test_costs_errors_are_the_cli_messages(case, pipelining, cli, tmp_path):
     out = tmp_path / "costs.json"
     expected = cli_error(run_cli(cli, ["costs", *pipelining, *options, "-o", out]),
                          [(str(out), "<costs>")])
+    if error is perflow.OptionError:
+        expected = python_words(expected)
     with pytest.raises(error) as e:
         costs_json(pipelining, **kwargs)
     assert str(e.value) == expected
     assert not out.exists()
+
+
+def test_costs_option_errors_name_their_field(pipelining):
+    with pytest.raises(perflow.OptionError) as e:
+        costs(pipelining, rank_stage="0-1")
+    assert e.value.field == "rank_stage"
+    assert str(e.value) == ("rank_stage='0-1': expected RANK=STAGE (whole numbers, stage below "
+                            "65536), e.g. 3=1")
+    with pytest.raises(perflow.OptionError) as e:
+        costs(pipelining, stages=0)
+    assert e.value.field == "stages"
+    assert str(e.value) == "stages: expected a whole number from 1 to 65536, found '0'"
+    with pytest.raises(perflow.OptionError) as e:
+        costs(pipelining, layers_per_stage=3, profiled_layers=8)
+    assert e.value.field == "layers_per_stage"
+    assert str(e.value) == ("layers_per_stage=3: the 8 profiled layers do not split into stages "
+                            "of 3 (found a remainder of 2); give stages")
+    assert isinstance(e.value, ValueError)
 
 
 def test_costs_errors_name_the_profile(source_dir, cli, tmp_path):
@@ -146,16 +175,23 @@ def test_costs_arguments_are_checked(pipelining):
         costs([pipelining[0], 42])
     with pytest.raises(ValueError, match="^paths: expected at least one profile$"):
         costs([])
-    with pytest.raises(TypeError, match="^stages: expected a number, found bool$"):
+    with pytest.raises(TypeError, match=r"^stages: expected a whole number \(int\), found bool$"):
         costs(pipelining, stages=True)
+    with pytest.raises(TypeError, match=r"^stages: expected a whole number \(int\), found str$"):
+        costs(pipelining, stages="two")
+    with pytest.raises(TypeError, match=r"^microbatches: expected a whole number \(int\), "
+                                        "found float$"):
+        costs(pipelining, microbatches=2.5)
+    with pytest.raises(TypeError, match="^scale: expected a number, found str$"):
+        costs(pipelining, scale="0.5")
     with pytest.raises(TypeError, match="^schedule: expected a str, found int$"):
         costs(pipelining, schedule=1)
     with pytest.raises(TypeError, match="^rank_stage: expected a dict"):
         costs(pipelining, rank_stage=[(0, 1)])
     # The options the CLI's parser keeps apart are refused by the C++ both faces call.
-    with pytest.raises(perflow.Error, match="^--preset excludes --pattern$"):
+    with pytest.raises(perflow.OptionError, match="^preset excludes pattern$"):
         costs(pipelining, preset="ddp", pattern="x")
-    with pytest.raises(perflow.Error, match="^--scale excludes --layers-per-stage$"):
+    with pytest.raises(perflow.OptionError, match="^scale excludes layers_per_stage$"):
         costs(pipelining, scale=2, layers_per_stage=4, profiled_layers=8)
 
 

@@ -2,6 +2,8 @@
 // written as a config that `perflow simulate` runs as is.
 #include <algorithm>
 #include <array>
+#include <charconv>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -13,11 +15,11 @@
 #include <nlohmann/json.hpp>
 
 #include "detail/commands.hpp"
-#include "detail/costs_run.hpp"
 #include "detail/output_paths.hpp"
 #include "detail/profile_input.hpp"
 #include "detail/study.hpp"
 #include "perflow/core/atomic_file.hpp"
+#include "perflow/reader/costs.hpp"
 #include "perflow/study/config.hpp"
 #include "perflow/study/summary.hpp"
 
@@ -25,13 +27,66 @@ namespace perflow::cli::detail {
 namespace {
 
 using reader::MarkerKind;
+using reader::Measurement;
 
-// The request (profiles, reshaping) and where the command writes what it found.
+// The profiles, the reshaping options as given ("": not given) and where the command writes
+// what it found.
 struct CostsOptions {
-  CostsRequest request;
+  ProfileOptions profiles;
+  std::string schedule;
+  std::string stages;
+  std::string microbatches;
+  std::string scale;
+  std::string layers_per_stage;
+  std::string profiled_layers;
   std::string output;
   std::string format = "text";
 };
+
+// A whole number option from 1 to `max`, or the error the library gives for it with the text
+// as given ("found '0x'").
+std::optional<std::int64_t> whole_option(const char* field, const std::string& text,
+                                         std::int64_t max) {
+  if (text.empty()) return std::nullopt;
+  std::int64_t value = 0;
+  const char* const end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || ptr != end || value < 1 || value > max) {
+    throw reader::whole_number_error(field, 1, max, text);
+  }
+  return value;
+}
+
+// The typed request from the options' text; the library checks the rest.
+reader::CostsRequest costs_request(const CostsOptions& options) {
+  reader::CostsRequest request;
+  request.profiles = options.profiles;
+  request.schedule = options.schedule;
+  request.stages = whole_option("stages", options.stages, reader::kMaxStages);
+  request.microbatches =
+      whole_option("microbatches", options.microbatches, reader::kMaxMicrobatches);
+  if (!options.scale.empty()) {
+    double value = 0;
+    const char* const end = options.scale.data() + options.scale.size();
+    const auto [ptr, ec] = std::from_chars(options.scale.data(), end, value);
+    if (ec != std::errc() || ptr != end || !reader::scale_in_range(value)) {
+      throw reader::scale_error(options.scale);
+    }
+    request.scale = value;
+    request.scale_text = options.scale;
+  }
+  if (options.layers_per_stage.empty() != options.profiled_layers.empty()) {
+    // One without the other: the library says which is missing (the value is not read).
+    if (!options.layers_per_stage.empty()) request.layers_per_stage = 1;
+    if (!options.profiled_layers.empty()) request.profiled_layers = 1;
+  } else {
+    request.layers_per_stage =
+        whole_option("layers_per_stage", options.layers_per_stage, reader::kMaxStages);
+    request.profiled_layers =
+        whole_option("profiled_layers", options.profiled_layers, reader::kMaxStages);
+  }
+  return request;
+}
 
 /// JSON names of the marker kinds, by MarkerKind.
 constexpr std::array<std::string_view, reader::kMarkerKindCount> kKindKeys = {
@@ -221,8 +276,8 @@ nlohmann::json found_json(const Measurement& measurement) {
 
 void run_costs_command(const CostsOptions& options) {
   const OutputFile output = {"-o", options.output};
-  check_output_paths(profile_inputs(options.request.profiles), {&output, 1});
-  const CostsRun run = run_costs(options.request, options.output);
+  check_output_paths(profile_inputs(options.profiles), {&output, 1});
+  const reader::CostsRun run = reader::run_costs(costs_request(options), options.output);
   const Measurement& measurement = run.measurement;
   const Config& checked = run.checked;
   const EventGraph& graph = run.graph;
@@ -261,26 +316,26 @@ void add_costs_command(CLI::App& app) {
       "costs",
       "Measure per-stage F / B / W costs in GPU profiles and write them as a config that "
       "simulate runs as is");
-  add_profile_options(*cmd, options->request.profiles);
+  add_profile_options(*cmd, options->profiles);
   cmd->add_option("-o,--output", options->output, "The config to write (JSON)")->required();
-  cmd->add_option("--schedule", options->request.schedule,
+  cmd->add_option("--schedule", options->schedule,
                   "The config's schedule (default: 1f1b; interleaved-1f1b with several chunks)");
   cmd->add_option("--format", options->format,
                   "Standard output: a text summary of what was found, or the same as JSON")
       ->check(CLI::IsMember({"text", "json"}));
-  cmd->add_option("--stages", options->request.stages,
+  cmd->add_option("--stages", options->stages,
                   "Pipeline stages of the config (default: the stages measured); stages not "
                   "measured get the uniform costs");
-  cmd->add_option("--microbatches", options->request.microbatches,
+  cmd->add_option("--microbatches", options->microbatches,
                   "Microbatches per step (default: the most measured in one iteration)");
   CLI::Option* scale = cmd->add_option(
-      "--scale", options->request.scale,
+      "--scale", options->scale,
       "Multiply the measured durations, launch overhead, activation and gradient bytes by X");
   CLI::Option* per_stage = cmd->add_option(
-      "--layers-per-stage", options->request.layers_per_stage,
+      "--layers-per-stage", options->layers_per_stage,
       "Layers one stage runs: scales a profile of --profiled-layers layers (e.g. a whole "
       "model on one GPU) to a pipeline split; default --stages: profiled / per stage");
-  cmd->add_option("--profiled-layers", options->request.profiled_layers,
+  cmd->add_option("--profiled-layers", options->profiled_layers,
                   "Layers the profiled run computed (with --layers-per-stage)");
   scale->excludes(per_stage);
   cmd->callback([options] { run_costs_command(*options); });

@@ -1,5 +1,4 @@
-// `perflow explain CONFIG`: how /model's costs were derived, stage by stage, so a user can
-// audit every number the simulation starts from.
+// `perflow explain CONFIG`: how /model's costs were derived, stage by stage (study::explain).
 #include <memory>
 #include <string>
 
@@ -7,114 +6,17 @@
 
 #include "detail/commands.hpp"
 #include "detail/study.hpp"
-#include "perflow/core/error.hpp"
-#include "perflow/core/time.hpp"
-#include "perflow/core/units.hpp"
 #include "perflow/study/config.hpp"
+#include "perflow/study/explain.hpp"
 
 namespace perflow::cli::detail {
-namespace {
-
-std::string ns(double x) { return format_duration(static_cast<TimeNs>(std::llround(x))); }
-
-void explain(const std::string& path) {
-  const Config config = load_config(path);
-  if (!config.model) {
-    throw ConfigError(path, "", "explain shows what /model derives; this config has no /model");
-  }
-  const ModelPlan& plan = *config.model;
-  const model::Transformer& m = plan.transformer;
-  fmt::print(
-      "model      {}{} layers, hidden {}, ffn {}, heads {} (kv {}), vocab {}, sequence "
-      "{}, {}{}; {:.2f}B parameters\n",
-      plan.preset.empty() ? "" : plan.preset + ": ", m.layers, m.hidden, m.ffn_hidden, m.heads,
-      m.kv_heads, m.vocab, m.sequence, model::to_string(m.mlp),
-      m.tied_embeddings ? ", tied embeddings" : "", m.parameters() / 1e9);
-  if (m.experts > 0) {
-    const std::uint32_t moe = m.moe_layers();
-    fmt::print(
-        "experts    {} routed (top {}){}, expert ffn {}, MoE layers {}, slowest expert rank's "
-        "load {:.2f}{}\n",
-        m.experts, m.top_k,
-        m.shared_experts > 0 ? fmt::format(" + {} shared", m.shared_experts) : "",
-        m.expert_hidden(),
-        moe == 0 ? std::string("none") : fmt::format("{}-{}", m.layers - moe, m.layers - 1),
-        m.expert_load(), m.capacity_factor > 0 ? " (capacity factor)" : "");
-  }
-  const model::Training& t = plan.training;
-  fmt::print(
-      "training   micro batch {}, global batch {} ({} microbatches), {}, recompute {}{}{}{}\n",
-      t.micro_batch_size, t.global_batch_size, config.pipeline.microbatches,
-      model::to_string(t.precision), model::to_string(t.recompute),
-      t.sequence_parallel ? ", sequence parallel" : "",
-      t.distributed_optimizer ? ", distributed optimizer" : "",
-      t.flash_attention ? ", flash attention" : "");
-  fmt::print("layout     tp {} x pp {} x dp {}{}, {} chunk(s) per stage, {} split\n",
-             config.tensor_parallel, config.pipeline.stages, config.data_parallel.degree,
-             config.expert_parallel > 1 ? fmt::format(" (ep {})", config.expert_parallel) : "",
-             config.pipeline.chunks, plan.split);
-  fmt::print("\nPer microbatch on one tensor-parallel rank (the costs a config may override):\n");
-  const std::uint32_t chunks = config.pipeline.chunks;
-  for (std::uint32_t s = 0; s < config.pipeline.stages; ++s) {
-    const DeviceInfo& device = config.devices[s];
-    fmt::print("\nstage {} on {}{}\n", s, device.type.empty() ? "(no GPU)" : device.type,
-               plan.timed[s] ? "" : ": durations from /costs");
-    for (std::uint32_t c = 0; c < chunks; ++c) {
-      const model::PositionCosts& p = plan.positions[std::size_t{s} * chunks + c];
-      const auto& l = p.layers;
-      fmt::print(
-          "  chunk {}: layers {}{}{}{}\n", c,
-          l.count == 0 ? std::string("none") : fmt::format("{}-{}", l.first, l.first + l.count - 1),
-          l.count == 0 ? "" : fmt::format(" ({})", l.count), l.embedding ? " + embedding" : "",
-          l.head ? " + LM head and loss" : "");
-      if (plan.timed[s]) {
-        fmt::print("    {:<14} {:>12} {:>12} {:>12} {:>14}\n", "operator", "F", "B", "W",
-                   "F GFLOP");
-        for (const model::OperatorTime& op : p.operators) {
-          fmt::print("    {:<14} {:>12} {:>12} {:>12} {:>14.1f}\n", op.name,
-                     ns(op.seconds[model::kForward] * 1e9), ns(op.seconds[model::kBackward] * 1e9),
-                     ns(op.seconds[model::kWeight] * 1e9), op.flops[model::kForward] / 1e9);
-        }
-        fmt::print("    {:<14} {:>12} {:>12} {:>12}{}\n", "task", ns(p.forward_ns),
-                   ns(p.backward_ns), ns(p.weight_ns),
-                   p.recompute_ns > 0
-                       ? fmt::format("   (and R {} recomputing before each B)", ns(p.recompute_ns))
-                       : std::string());
-      }
-      fmt::print(
-          "    memory: activation {} per microbatch{} (B frees {:.0f}%), weights {}, "
-          "gradients {}, optimizer state {}\n",
-          format_memory(p.activation),
-          plan.training.recompute == model::Recompute::None
-              ? std::string()
-              : fmt::format(
-                    ", F keeps {} of it",
-                    format_memory(
-                        p.kept_activation[static_cast<std::size_t>(plan.training.recompute)])),
-          p.backward_frees * 100, format_memory(p.weight_bytes), format_memory(p.gradient_bytes),
-          format_memory(p.optimizer_bytes));
-      fmt::print(
-          "    traffic: {} to the next stage, {} tensor-parallel all-reduces of {} in F "
-          "and in B, {} of gradients across replicas, optimizer step {}\n",
-          format_memory(p.boundary_bytes), p.tp_allreduces, format_memory(p.tp_allreduce_bytes),
-          format_memory(p.dp_gradient_bytes),
-          plan.timed[s] ? ns(p.optimizer_ns) : std::string("-"));
-      if (p.a2a_per_pass > 0) {
-        fmt::print("    expert parallel: {} all-to-alls of {} sent per rank in F and in B\n",
-                   p.a2a_per_pass, format_memory(p.a2a_bytes));
-      }
-    }
-  }
-}
-
-}  // namespace
 
 void add_explain_command(CLI::App& app) {
   auto path = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand(
       "explain", "Show how /model's costs, memory and traffic were derived, per stage");
   cmd->add_option("config", *path, "Config file (JSON) with /model")->required();
-  cmd->callback([path] { explain(*path); });
+  cmd->callback([path] { fmt::print("{}", explain(load_config(*path))); });
 }
 
 }  // namespace perflow::cli::detail

@@ -16,6 +16,7 @@
 #include "detail/commands.hpp"
 #include "perflow/core/did_you_mean.hpp"
 #include "perflow/core/error.hpp"
+#include "perflow/core/option_error.hpp"
 
 namespace {
 
@@ -25,6 +26,13 @@ int fail(ExitCode code, const std::string& message) {
   std::fflush(stdout);
   fmt::print(stderr, "perflow: error: {}\n", message);
   return code;
+}
+
+/// A request's field as the command line names it: `--rank-stage '0-1'`.
+std::string option_name(const perflow::OptionError::Piece& field) {
+  std::string name = "--" + field.text;
+  for (char& c : name) c = c == '_' ? '-' : c;
+  return field.value.empty() ? name : name + " " + field.value;
 }
 
 /// A first argument that is not an option must name a command: CLI11 would take a mistyped
@@ -79,6 +87,8 @@ int run(int argc, char** argv) {
     return fail(kOutputError, e.what());
   } catch (const perflow::ResourceError& e) {
     return fail(kOutOfMemory, e.what());
+  } catch (const perflow::OptionError& e) {
+    return fail(kUsageError, e.worded(option_name));
   } catch (const perflow::Error& e) {
     return fail(kUsageError, e.what());
   } catch (const std::system_error& e) {  // fmt::print to standard output failed

@@ -20,6 +20,9 @@
 namespace perflow::cli::detail {
 namespace {
 
+using reader::MeasuredStep;
+using reader::Measurement;
+
 struct MeasuredOptions {
   ProfileOptions profiles;
   TimelineOutput timeline;
@@ -37,7 +40,7 @@ void run_measured(const MeasuredOptions& options) {
   const OutputFile output = options.timeline.output();
   check_output_paths(profile_inputs(options.profiles), {&output, 1});
 
-  const Measurement measurement = measure_profiles(options.profiles);
+  const Measurement measurement = reader::measure_profiles(options.profiles);
   const reader::ExtractedCosts& costs = measurement.costs;
   const reader::MeasuredTimeline timeline = reader::measured_timeline(costs);
   const simulator::Metrics metrics =
@@ -53,8 +56,8 @@ void run_measured(const MeasuredOptions& options) {
                                                                    metrics, drawing, *format));
   }
 
-  const std::vector<MeasuredStep> steps = measured_steps(costs);
-  const std::vector<TimeNs> busy = measured_stage_busy(costs);
+  const std::vector<MeasuredStep> steps = reader::measured_steps(costs);
+  const std::vector<TimeNs> busy = reader::measured_stage_busy(costs);
   if (options.format == "json") {
     nlohmann::json iterations = nlohmann::json::array();
     for (const MeasuredStep& step : steps) {
@@ -73,7 +76,7 @@ void run_measured(const MeasuredOptions& options) {
         {"profiles", costs.profiles.size()},
         {"tasks", costs.tasks.size()},
         {"iterations", iterations},
-        {"step_ns", median_step_time(steps)},
+        {"step_ns", reader::median_step_time(steps)},
         {"stages", stages},
         {"timeline", format ? nlohmann::json(output.path) : nlohmann::json()}};
     fmt::print("{}\n", out.dump(1));
@@ -90,7 +93,7 @@ void run_measured(const MeasuredOptions& options) {
         iteration_name(step), format_duration(step.time), step.warmup ? ", warm-up" : "");
   }
   out += fmt::format("step time: {} (lower median over steady iterations)\n",
-                     format_duration(median_step_time(steps)));
+                     format_duration(reader::median_step_time(steps)));
   for (std::size_t s = 0; s < busy.size(); ++s) {
     if (busy[s] >= 0) {
       out += fmt::format("  stage {}: busy {} per iteration\n", s, format_duration(busy[s]));

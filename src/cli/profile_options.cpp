@@ -1,7 +1,7 @@
 // The command line face of reading profiles: the options every profile command takes
 // (PROFILE..., --preset | --pattern, --rank-stage) and the profiles as inputs that no output
-// may overwrite. Only the perflow executable compiles this file (CLI11); the reading itself is
-// profile_input.cpp, which Python's perflow.costs shares.
+// may overwrite. The reading itself is the reader's (perflow/reader/measurement.hpp), which
+// Python's perflow.costs and compare_measured share.
 #include <string>
 #include <vector>
 

@@ -25,12 +25,7 @@ void add_schedules_command(CLI::App& app) {
       fmt::print("{}\n", list.dump(1));
       return;
     }
-    std::size_t width = 0;
-    for (const auto& s : registry.all()) width = std::max(width, s.name.size());
-    for (const auto& s : registry.all()) {
-      fmt::print("{:<{}}  {}\n{:<{}}  constraints: {}\n", s.name, width, s.description, "", width,
-                 s.constraints);
-    }
+    fmt::print("{}", parallel::schedule_listing(registry));
   });
 }
 

@@ -10,20 +10,23 @@
 
 #include "detail/commands.hpp"
 #include "detail/output_paths.hpp"
-#include "detail/search_json.hpp"
 #include "detail/study.hpp"
 #include "perflow/core/atomic_file.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/core/time.hpp"
 #include "perflow/core/units.hpp"
 #include "perflow/explore/search.hpp"
+#include "perflow/explore/search_json.hpp"
 #include "perflow/study/config.hpp"
 #include "perflow/study/device_display.hpp"
 #include "perflow/study/summary.hpp"
+#include "perflow/visualizer/pareto.hpp"
 #include "perflow/visualizer/timeline.hpp"
 
 namespace perflow::cli::detail {
 namespace {
+
+using visualizer::escape_html;
 
 struct SearchOptions {
   std::string file;
@@ -82,29 +85,6 @@ std::string table(const std::vector<explore::PlanResult>& plans) {
   return text;
 }
 
-std::string escape_html(std::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 std::string html_table(const std::vector<explore::PlanResult>& plans) {
   const bool offload = any_offload(plans);
   const bool ep = any_expert_parallel(plans);
@@ -131,83 +111,15 @@ std::string html_table(const std::vector<explore::PlanResult>& plans) {
 
 // Step time against peak memory: the Pareto front as a staircase, the best plans as rings.
 std::string pareto_svg(const explore::SearchResult& result) {
-  constexpr double kWidth = 720, kHeight = 420, kLeft = 90, kRight = 20, kTop = 20, kBottom = 60;
-  std::vector<const explore::PlanResult*> all;
-  for (const auto& r : result.pareto) all.push_back(&r);
-  for (const auto& r : result.best) all.push_back(&r);
-  double x0 = 1e300, x1 = 0, y0 = 1e300, y1 = 0;
-  for (const auto* r : all) {
-    x0 = std::min(x0, r->outcome.peak_total_memory);
-    x1 = std::max(x1, r->outcome.peak_total_memory);
-    y0 = std::min(y0, double(r->outcome.makespan));
-    y1 = std::max(y1, double(r->outcome.makespan));
-  }
-  const double xpad = std::max((x1 - x0) * 0.05, x1 * 0.01 + 1);
-  const double ypad = std::max((y1 - y0) * 0.05, y1 * 0.01 + 1);
-  x0 -= xpad, x1 += xpad, y0 -= ypad, y1 += ypad;
-  const auto px = [&](double x) {
-    return kLeft + (x - x0) / (x1 - x0) * (kWidth - kLeft - kRight);
-  };
-  const auto py = [&](double y) {
-    return kTop + (y1 - y) / (y1 - y0) * (kHeight - kTop - kBottom);
-  };
-  std::string svg = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" "
-      "viewBox=\"0 0 {0} {1}\" font-family=\"sans-serif\" font-size=\"12\">\n"
-      "<rect x=\"{2}\" y=\"{3}\" width=\"{4}\" height=\"{5}\" fill=\"none\" "
-      "stroke=\"#888\"/>\n",
-      kWidth, kHeight, kLeft, kTop, kWidth - kLeft - kRight, kHeight - kTop - kBottom);
-  // Ticks at round values (1, 2 or 5 x 10^k), about five per axis.
-  const auto round_step = [](double span) {
-    const double raw = span / 5;
-    const double magnitude = std::pow(10, std::floor(std::log10(raw)));
-    for (const double m : {1.0, 2.0, 5.0}) {
-      if (magnitude * m >= raw) return magnitude * m;
+  const auto points = [](const std::vector<explore::PlanResult>& plans) {
+    std::vector<visualizer::ParetoPoint> out;
+    for (const explore::PlanResult& r : plans) {
+      out.push_back({r.outcome.peak_total_memory, r.outcome.makespan,
+                     r.plan.config.value("description", "")});
     }
-    return magnitude * 10;
+    return out;
   };
-  const double x_step = round_step(x1 - x0);
-  for (double x = std::ceil(x0 / x_step) * x_step; x <= x1; x += x_step) {
-    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", px(x),
-                       kHeight - kBottom + 16, format_memory(x));
-  }
-  const double y_step = round_step(y1 - y0);
-  for (double y = std::ceil(y0 / y_step) * y_step; y <= y1; y += y_step) {
-    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", kLeft - 6,
-                       py(y) + 4, format_duration(static_cast<TimeNs>(std::llround(y))));
-  }
-  svg += fmt::format(
-      "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">peak memory (static + "
-      "activations, largest device)</text>\n<text x=\"14\" y=\"{:.1f}\" "
-      "text-anchor=\"middle\" transform=\"rotate(-90 14 {:.1f})\">step time</text>\n",
-      kLeft + (kWidth - kLeft - kRight) / 2, kHeight - 16, kTop + (kHeight - kTop - kBottom) / 2,
-      kTop + (kHeight - kTop - kBottom) / 2);
-  std::string path;
-  for (std::size_t i = 0; i < result.pareto.size(); ++i) {
-    const explore::RunOutcome& o = result.pareto[i].outcome;
-    path += fmt::format("{}{:.1f},{:.1f}", i == 0 ? "M" : " L", px(o.peak_total_memory),
-                        py(double(o.makespan)));
-  }
-  if (!path.empty()) {
-    svg += fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"#1f77b4\"/>\n", path);
-  }
-  for (std::size_t i = 0; i < result.pareto.size(); ++i) {
-    const explore::RunOutcome& o = result.pareto[i].outcome;
-    svg += fmt::format(
-        "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"#1f77b4\"><title>Pareto {}: "
-        "{}</title></circle>\n",
-        px(o.peak_total_memory), py(double(o.makespan)), i + 1,
-        escape_html(result.pareto[i].plan.config.value("description", "")));
-  }
-  for (std::size_t i = 0; i < result.best.size(); ++i) {
-    const explore::RunOutcome& o = result.best[i].outcome;
-    svg += fmt::format(
-        "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"7\" fill=\"none\" stroke=\"#d62728\">"
-        "<title>best {}: {}</title></circle>\n",
-        px(o.peak_total_memory), py(double(o.makespan)), i + 1,
-        escape_html(result.best[i].plan.config.value("description", "")));
-  }
-  return svg + "</svg>\n";
+  return visualizer::render_pareto_svg(points(result.pareto), points(result.best));
 }
 
 // One self-contained page: counts, the best plans, the Pareto chart, the winner's timeline
@@ -280,7 +192,7 @@ void run_search_command(const SearchOptions& options) {
   explore::SearchOptions run;
   run.jobs = options.jobs;
   const explore::SearchResult result = explore::run_search(search, run);
-  const std::string json = search_result_text(result);
+  const std::string json = explore::search_result_text(result);
   if (!options.output.empty()) write_file_atomically(options.output, json);
   if (!options.html.empty()) write_file_atomically(options.html, html_report(options.file, result));
   if (options.format == "json") {

@@ -13,7 +13,6 @@
 #include "detail/set_option.hpp"
 #include "detail/study.hpp"
 #include "detail/timeline_output.hpp"
-#include "detail/timeline_style.hpp"
 #include "perflow/core/atomic_file.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/core/task_table.hpp"
@@ -81,7 +80,13 @@ void run_simulate(const SimulateOptions& options) {
       want_report ? render_report(config, graph, result) : std::string();
   std::string timeline;
   if (timeline_format) {
-    visualizer::TimelineOptions style = timeline_style(config, graph);
+    const RunDisplay shown = run_display(config, graph);
+    visualizer::TimelineOptions style;
+    style.title = shown.title;
+    style.subtitle = shown.subtitle;
+    style.device_labels = shown.devices.labels;
+    style.static_memory = shown.devices.static_memory;
+    style.memory_capacity = shown.devices.capacity;
     style.memory_chart = options.memory_chart;
     style.critical_path = options.critical_path;
     style.dependency_arrows = options.arrows;

@@ -156,6 +156,24 @@ void detail::TaskColumns::fill_derived_columns() {
   if (chunk.size() != size()) chunk.assign(size(), 0);
 }
 
+void detail::TaskColumns::write_out_stage() {
+  if (stage.size() != size()) devices_as(device, stage);
+}
+
+void detail::TaskColumns::write_out_lane() {
+  if (lane.size() != size()) devices_as(device, lane);
+}
+
+void detail::TaskColumns::write_out_chunk() {
+  if (chunk.size() != size()) chunk.assign(size(), 0);
+}
+
+void detail::TaskColumns::write_out_costs(bool durations, bool memory_deltas) {
+  if (placed.empty()) return;
+  costs_from(*this, durations ? &duration : nullptr, memory_deltas ? &memory_delta : nullptr);
+  placed = {};
+}
+
 void detail::TaskColumns::push_back(const TaskSpec& spec) {
   kind.push_back(spec.kind);
   device.push_back(spec.device);
@@ -280,19 +298,25 @@ EventGraph EventGraphBuilder::freeze() && {
   // a named lane's device): the column says nothing.
   if (!g.has_communication_lanes()) g.tasks_.lane = {};
 
+  g.sort_topologically();
+  return g;
+}
+
+void EventGraph::sort_topologically() {
+  const std::size_t n = task_count();
   // Kahn's algorithm with a FIFO seeded in id order: deterministic, O(tasks + edges).
   BigVector<std::uint32_t> remaining(n);
-  for (std::size_t t = 0; t < n; ++t) remaining[t] = g.pred_offset_[t + 1] - g.pred_offset_[t];
-  g.topo_.reserve(n);
+  for (std::size_t t = 0; t < n; ++t) remaining[t] = pred_offset_[t + 1] - pred_offset_[t];
+  topo_.reserve(n);
   for (std::size_t t = 0; t < n; ++t) {
-    if (remaining[t] == 0) g.topo_.push_back(TaskId{static_cast<std::uint32_t>(t)});
+    if (remaining[t] == 0) topo_.push_back(TaskId{static_cast<std::uint32_t>(t)});
   }
-  for (std::size_t head = 0; head < g.topo_.size(); ++head) {
-    for (const Adjacent& s : g.successors(g.topo_[head])) {
-      if (--remaining[s.task().value] == 0) g.topo_.push_back(s.task());
+  for (std::size_t head = 0; head < topo_.size(); ++head) {
+    for (const Adjacent& s : successors(topo_[head])) {
+      if (--remaining[s.task().value] == 0) topo_.push_back(s.task());
     }
   }
-  if (g.topo_.size() != n) {
+  if (topo_.size() != n) {
     // Every stuck task has a stuck predecessor; walking back from the lowest stuck id must
     // revisit a task, and the loop between the two visits is a cycle.
     std::uint32_t start = 0;
@@ -303,7 +327,7 @@ EventGraph EventGraphBuilder::freeze() && {
     while (seen_at[current.value] == std::numeric_limits<std::uint32_t>::max()) {
       seen_at[current.value] = static_cast<std::uint32_t>(walk.size());
       walk.push_back(current);
-      for (const Adjacent& p : g.predecessors(current)) {
+      for (const Adjacent& p : predecessors(current)) {
         if (remaining[p.task().value] != 0) {
           current = p.task();
           break;
@@ -315,17 +339,16 @@ EventGraph EventGraphBuilder::freeze() && {
     std::vector<std::string> names;
     std::string chain;
     for (TaskId t : loop) {
-      names.push_back(fmt::format("{}@d{}", g.label(t), g.tasks_.device[t.value].value));
+      names.push_back(fmt::format("{}@d{}", label(t), tasks_.device[t.value].value));
       chain += names.back() + " -> ";
     }
     chain += names.front();
-    const std::size_t stuck = n - g.topo_.size();
+    const std::size_t stuck = n - topo_.size();
     throw CycleError(fmt::format("dependence cycle (the schedule deadlocks): {} ({} of {} tasks "
                                  "can never start)",
                                  chain, stuck, n),
                      std::move(names));
   }
-  return g;
 }
 
 std::string EventGraph::label(TaskId t) const {

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "detail/file_fields.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/core/json_cursor.hpp"
 #include "perflow/core/units.hpp"
@@ -21,33 +22,7 @@
 namespace perflow::explore {
 namespace {
 
-constexpr std::int64_t kMaxValue = 1 << 20;
-
-// The chunk count a built-in schedule requires, if it fixes one.
-std::optional<std::uint32_t> fixed_chunks(std::string_view schedule) {
-  for (std::string_view one : {"gpipe", "1f1b", "eager-1f1b", "zb-h1", "zb-h2", "zb"}) {
-    if (schedule == one) return 1;
-  }
-  for (std::string_view two :
-       {"zbv", "zbv-auto", "1f1b-v", "v-half", "v-min", "dualpipe", "dualpipev"}) {
-    if (schedule == two) return 2;
-  }
-  return std::nullopt;
-}
-
-// A built-in schedule's constraints on stages, microbatches and chunks (README "Schedules").
-bool schedule_accepts(std::string_view schedule, std::uint32_t stages, std::uint32_t microbatches,
-                      std::uint32_t chunks) {
-  if (schedule == "interleaved-1f1b") {
-    // microbatch_group_size defaults to stages: microbatches a multiple of it.
-    return chunks >= 2 && microbatches >= stages && microbatches % stages == 0;
-  }
-  if (schedule == "dualpipe") {
-    return stages % 2 == 0 && microbatches % 2 == 0 && microbatches >= 2 * stages;
-  }
-  if (schedule == "dualpipev") return microbatches >= 2 * stages;
-  return true;
-}
+constexpr std::int64_t kMaxValue = detail::kMaxSearchValue;
 
 std::vector<std::uint32_t> read_integers(const JsonCursor& c, std::int64_t min) {
   if (!c.value().is_array() || c.array_size() == 0) c.fail_expected("a non-empty list of integers");
@@ -195,13 +170,12 @@ std::vector<std::vector<std::pair<std::size_t, std::uint32_t>>> assignments(cons
 Search parse_search(const nlohmann::json& document, const std::vector<std::string>& gpu_order,
                     const std::string& file) {
   const JsonCursor root(document, file);
-  root.expect_object({"$schema", "description", "base", "cluster", "space", "constraints", "top"});
+  root.expect_object(detail::kSearchSection.keys());
   Search search;
   search.file = file;
   const JsonCursor base = root.at("base");
   if (!base.value().is_object()) base.fail_expected("a config object (model, training, ...)");
-  for (std::string_view key :
-       {"pipeline", "parallelism", "device", "device_types", "placement", "parts"}) {
+  for (std::string_view key : detail::kSearchChosenKeys) {
     if (auto x = base.find(key)) {
       x->fail(fmt::format("the search chooses /{}: remove it from the base", key));
     }
@@ -214,7 +188,7 @@ Search parse_search(const nlohmann::json& document, const std::vector<std::strin
       training.at("global_batch_size").as_integer(1, std::numeric_limits<std::uint32_t>::max()));
 
   const JsonCursor cluster = root.at("cluster");
-  cluster.expect_object({"gpus", "devices_per_node"});
+  cluster.expect_object(detail::kClusterSection.keys());
   if (auto n = cluster.find("devices_per_node")) {
     search.devices_per_node = static_cast<std::uint32_t>(n->as_integer(1, kMaxValue));
   }
@@ -236,7 +210,7 @@ Search parse_search(const nlohmann::json& document, const std::vector<std::strin
   std::optional<double> cap;
   std::optional<JsonCursor> constraints = root.find("constraints");
   if (constraints) {
-    constraints->expect_object({"use_all_gpus", "memory"});
+    constraints->expect_object(detail::kConstraintsSection.keys());
     if (auto x = constraints->find("use_all_gpus")) search.use_all_gpus = x->as_bool();
     if (auto x = constraints->find("memory")) {
       if (x->value().is_number()) {
@@ -291,8 +265,7 @@ Search parse_search(const nlohmann::json& document, const std::vector<std::strin
   SearchSpace& space = search.space;
   const std::optional<JsonCursor> given = root.find("space");
   if (given) {
-    given->expect_object({"schedules", "pipeline", "tensor_parallel", "micro_batch_size", "chunks",
-                          "recompute", "offload", "layers", "expert_parallel"});
+    given->expect_object(detail::kSpaceSection.keys());
   }
   const auto find = [&](std::string_view key) {
     return given ? given->find(key) : std::optional<JsonCursor>();
@@ -328,7 +301,8 @@ Search parse_search(const nlohmann::json& document, const std::vector<std::strin
   }
   space.chunks =
       find("chunks") ? read_integers(*find("chunks"), 1) : std::vector<std::uint32_t>{2, 4};
-  const std::vector<std::string> recomputes = {"none", "selective", "full"};
+  const std::vector<std::string> recomputes(std::begin(detail::kRecomputeChoices),
+                                            std::end(detail::kRecomputeChoices));
   if (auto x = find("recompute")) {
     // /costs/recompute would override the plans' /training/recompute.
     if (auto costs = base.find("costs"); costs && costs->has("recompute")) {
@@ -365,7 +339,8 @@ Search parse_search(const nlohmann::json& document, const std::vector<std::strin
           "in every /cluster/gpus entry");
     }
   }
-  const std::vector<std::string> splits = {"balanced", "fastest"};
+  const std::vector<std::string> splits(std::begin(detail::kLayerSplitChoices),
+                                        std::end(detail::kLayerSplitChoices));
   if (auto x = find("layers")) {
     space.layers = read_choices(*x, splits);
   } else {
@@ -400,7 +375,8 @@ Search load_search(const std::filesystem::path& path) {
   return parse_search(document, order, path.string());
 }
 
-std::vector<Plan> enumerate_plans(const Search& search, SearchCounts& counts, bool keep_invalid) {
+std::vector<Plan> enumerate_plans(const Search& search, SearchCounts& counts, bool keep_invalid,
+                                  const parallel::ScheduleRegistry& schedules) {
   std::vector<Plan> plans;
   const SearchSpace& space = search.space;
   const std::uint64_t leaves = std::uint64_t{space.micro_batch_size.size()} *
@@ -424,8 +400,10 @@ std::vector<Plan> enumerate_plans(const Search& search, SearchCounts& counts, bo
     offloads = {ratio};
   }
   for (const std::string& schedule : space.schedules) {
+    // The schedule's chunk rule gives the chunk counts to try, its check the sizes it takes.
+    const parallel::ScheduleInfo& info = schedules.get(schedule);
     std::vector<std::uint32_t> chunk_values;
-    if (const auto fixed = fixed_chunks(schedule)) {
+    if (const auto fixed = info.chunks.fixed()) {
       chunk_values = {*fixed};
     } else {
       chunk_values = space.chunks;
@@ -454,13 +432,18 @@ std::vector<Plan> enumerate_plans(const Search& search, SearchCounts& counts, bo
               const std::uint32_t m =
                   static_cast<std::uint32_t>(search.global_batch_size / per_step);
               const bool divides = search.global_batch_size % per_step == 0 && m >= 1;
+              parallel::PipelineSpec spec;  // the plan's pipeline; the rest as the defaults
+              spec.schedule = schedule;
+              spec.stages = pp;
+              spec.microbatches = m;
+              spec.chunks = chunks;
+              const bool accepted = divides && !info.check(spec).has_value();
               for (const std::string& recompute : space.recompute) {
                 for (const double offload : offloads) {
                   for (const std::string& layers : space.layers) {
                     for (const std::uint32_t ep : space.expert_parallel) {
                       // Expert-parallel ranks are data-parallel replicas.
-                      const bool valid =
-                          divides && schedule_accepts(schedule, pp, m, chunks) && dp % ep == 0;
+                      const bool valid = accepted && dp % ep == 0;
                       if (!valid) {
                         ++counts.pruned_divisibility;
                         if (!keep_invalid || !divides) continue;

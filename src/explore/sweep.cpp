@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "detail/file_fields.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/core/json_cursor.hpp"
 
@@ -16,7 +17,7 @@ namespace {
 
 // {"from": a, "to": b, "step": s}: a, a+s, ... up to b inclusive; integers stay integers.
 std::vector<nlohmann::json> read_range(const JsonCursor& c) {
-  c.expect_object({"from", "to", "step"});
+  c.expect_object(detail::kRangeSection.keys());
   const double from = c.at("from").as_number();
   const double to = c.at("to").as_number();
   const JsonCursor step_at = c.at("step");
@@ -108,7 +109,7 @@ std::vector<study::ConfigOverride> Sweep::overrides(std::uint64_t run) const {
 Sweep parse_sweep(const nlohmann::json& document, const std::vector<std::string>& axis_order,
                   const std::string& file, const std::filesystem::path& directory) {
   const JsonCursor root(document, file);
-  root.expect_object({"$schema", "description", "base", "axes", "zip"});
+  root.expect_object(detail::kSweepSection.keys());
   Sweep sweep;
   sweep.file = file;
   const JsonCursor base = root.at("base");

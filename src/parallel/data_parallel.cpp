@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "perflow/core/detail/graph_extension.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/parallel/collectives.hpp"
 
@@ -19,12 +20,17 @@ T entry(const std::vector<T>& values, std::size_t index) {
 }  // namespace
 
 EventGraph add_data_parallel(const EventGraph& graph, const DataParallelSpec& spec) {
-  if (graph.task_count() > 0 && !graph.has_program_order()) {
+  return add_data_parallel(EventGraph(graph), spec);
+}
+
+EventGraph add_data_parallel(EventGraph&& base, const DataParallelSpec& spec) {
+  if (base.task_count() > 0 && !base.has_program_order()) {
     throw ScheduleError("data parallelism needs a graph with program order");
   }
   if (spec.degree == 0) throw ScheduleError("the data-parallel degree must be at least 1");
   const std::uint32_t chunks = std::max<std::uint32_t>(spec.chunks, 1);
-  EventGraphBuilder builder = EventGraphBuilder::extend(graph);
+  detail::GraphExtension builder(std::move(base));
+  const EventGraph& graph = builder.graph();
 
   for (std::uint32_t d = 0; d < graph.device_count(); ++d) {
     const auto program = graph.program(DeviceId{d});

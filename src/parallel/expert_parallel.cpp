@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "perflow/core/detail/graph_extension.hpp"
 #include "perflow/core/error.hpp"
 
 namespace perflow::parallel {
@@ -23,6 +24,12 @@ bool overlaps_pairs(const PipelinePlan& plan, const CostTable& costs) {
 
 EventGraph overlap_pairs(const EventGraph& graph, const PipelinePlan& plan,
                          const CostTable& costs) {
+  return overlap_pairs(EventGraph(graph), plan, costs);
+}
+
+EventGraph overlap_pairs(EventGraph&& base, const PipelinePlan& plan, const CostTable& costs) {
+  detail::GraphExtension x(std::move(base));
+  const EventGraph& graph = x.graph();
   const auto n = static_cast<std::uint32_t>(graph.task_count());
   // Per task: for a pair's backward, the pair's F; for a pair's F, its backward.
   std::vector<TaskId> partner(n);
@@ -48,32 +55,22 @@ EventGraph overlap_pairs(const EventGraph& graph, const PipelinePlan& plan,
     }
   }
 
-  EventGraphBuilder builder = EventGraphBuilder::with_lanes_of(graph);
-  builder.reserve(n, graph.edge_count() + n);
   for (std::uint32_t t = 0; t < n; ++t) {
-    TaskSpec spec = graph.spec(TaskId{t});
     if (second[t]) {
-      spec.duration = 0;
-      spec.paired = true;
+      x.set_duration(TaskId{t}, 0);
+      x.set_paired(TaskId{t});
     } else if (partner[t].valid()) {
       const TaskId b = partner[t];
-      spec.duration = costs.at(spec.stage, spec.chunk)
-                          .pair_duration(graph.kind(b), costs.at(graph.stage(b), graph.chunk(b)));
-    }
-    (void)builder.add_task(spec);
-  }
-  for (std::uint32_t u = 0; u < n; ++u) {
-    for (const Adjacent& s : graph.successors(TaskId{u})) {
-      if (s.kind() != EdgeKind::Data) continue;
-      builder.add_dependence(TaskId{u}, s.task());
-      // The pair starts once the backward's inputs are there too.
-      if (second[s.task().value]) builder.add_dependence(TaskId{u}, partner[s.task().value]);
+      x.set_duration(TaskId{t},
+                     costs.at(graph.stage(TaskId{t}), graph.chunk(TaskId{t}))
+                         .pair_duration(graph.kind(b), costs.at(graph.stage(b), graph.chunk(b))));
     }
   }
-  for (std::uint32_t l = 0; l < graph.lane_count(); ++l) {
-    for (const TaskId t : graph.program(LaneId{l})) builder.append_to_program(t);
-  }
-  return std::move(builder).freeze();
+  // The pair starts once the backward's inputs are there too.
+  return std::move(x).freeze([&](TaskId, TaskId v, auto&& emit) {
+    emit(v);
+    if (second[v.value]) emit(partner[v.value]);
+  });
 }
 
 namespace {
@@ -90,6 +87,11 @@ bool gets_all_to_all(const EventGraph& graph, const CostTable& costs, TaskId t) 
 }  // namespace
 
 EventGraph add_all_to_all(const EventGraph& graph, const CostTable& costs) {
+  return add_all_to_all(EventGraph(graph), costs);
+}
+
+EventGraph add_all_to_all(EventGraph&& base, const CostTable& costs) {
+  const EventGraph& graph = base;
   const auto n = static_cast<std::uint32_t>(graph.task_count());
   if (n > 0 && !graph.has_program_order()) {
     throw ScheduleError("expert-parallel all-to-alls need a graph with program order");
@@ -105,39 +107,40 @@ EventGraph add_all_to_all(const EventGraph& graph, const CostTable& costs) {
       ++added;
     }
   }
-  if (added == 0) return graph;
+  if (added == 0) return std::move(base);
 
-  // The task's dependences on other devices move to its A2A.
-  EventGraphBuilder builder = EventGraphBuilder::extend(graph, [&](TaskId from, TaskId to) {
-    return !gets[to.value] || graph.device(from) == graph.device(to);
-  });
-  builder.reserve(n + added, graph.edge_count() + 3 * added);
-  std::vector<LaneId> lane(graph.device_count());
-  for (std::uint32_t d = 0; d < graph.device_count(); ++d) {
-    if (device_has[d]) lane[d] = builder.add_lane(DeviceId{d}, "ep a2a");
+  detail::GraphExtension x(std::move(base));
+  const EventGraph& g = x.graph();
+  x.reserve(added, 3 * added);
+  std::vector<LaneId> lane(g.device_count());
+  for (std::uint32_t d = 0; d < g.device_count(); ++d) {
+    if (device_has[d]) lane[d] = x.add_lane(DeviceId{d}, "ep a2a");
   }
-  for (std::uint32_t d = 0; d < graph.device_count(); ++d) {
-    const auto program = graph.program(DeviceId{d});
+  for (std::uint32_t d = 0; d < g.device_count(); ++d) {
+    const auto program = g.program(DeviceId{d});
     for (std::size_t i = 0; i < program.size(); ++i) {
       const TaskId t = program[i];
       if (!gets[t.value]) continue;
-      TaskSpec spec = graph.spec(t);
+      TaskSpec spec = g.spec(t);
       spec.kind = TaskKind::A2A;
       spec.duration = costs.at(spec.stage, spec.chunk).all_to_all;
       spec.memory_delta = 0;
       spec.lane = lane[d];
-      const TaskId a = builder.add_task(spec);
-      for (const Adjacent& p : graph.predecessors(t)) {
-        if (p.kind() == EdgeKind::Data && graph.device(p.task()) != graph.device(t)) {
-          builder.add_dependence(p.task(), a);
+      const TaskId a = x.add_task(spec);
+      for (const Adjacent& p : g.predecessors(t)) {
+        if (p.kind() == EdgeKind::Data && g.device(p.task()) != g.device(t)) {
+          x.add_dependence(p.task(), a);
         }
       }
-      if (i > 0) builder.add_dependence(program[i - 1], a);  // the device is done before it
-      builder.add_dependence(a, t);
-      builder.append_to_program(a);
+      if (i > 0) x.add_dependence(program[i - 1], a);  // the device is done before it
+      x.add_dependence(a, t);
+      x.append_to_program(a);
     }
   }
-  return std::move(builder).freeze();
+  // The task's dependences on other devices move to its A2A.
+  return std::move(x).freeze([&](TaskId u, TaskId v, auto&& emit) {
+    if (!gets[v.value] || g.device(u) == g.device(v)) emit(v);
+  });
 }
 
 std::size_t overlapped_pair_count(const EventGraph& graph) {

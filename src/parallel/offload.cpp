@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "perflow/core/detail/graph_extension.hpp"
 #include "perflow/core/error.hpp"
 
 namespace perflow::parallel {
@@ -36,22 +37,38 @@ T entry_or(const std::vector<T>& values, std::size_t i, T fallback) {
 /// The device's activations, each F paired with the first R, B or BW of its microbatch and
 /// chunk (and iteration) after it.
 std::vector<Activation> activations_of(const EventGraph& graph, std::span<const TaskId> program) {
-  using Key = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>;
-  std::map<Key, std::size_t> open;  // key -> index into `found` of an F not yet consumed
+  // The open F of each (stage, chunk, iteration) group, by microbatch: an index into
+  // `found` plus one (0: none). A device has few groups; a linear search finds them.
+  struct Group {
+    std::uint32_t stage, chunk, iteration;
+    std::vector<std::uint32_t> open;
+  };
+  std::vector<Group> groups;
+  const auto open_of = [&](TaskId t) -> std::uint32_t& {
+    const std::uint32_t stage = graph.stage(t).value;
+    const std::uint32_t chunk = graph.chunk(t);
+    const std::uint32_t iteration = graph.iteration(t);
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
+      return g.stage == stage && g.chunk == chunk && g.iteration == iteration;
+    });
+    if (it == groups.end()) it = groups.insert(groups.end(), Group{stage, chunk, iteration, {}});
+    const std::uint32_t mb = graph.microbatch(t);
+    if (mb >= it->open.size()) it->open.resize(std::size_t{mb} + 1, 0);
+    return it->open[mb];
+  };
   std::vector<Activation> found;
   for (std::uint32_t i = 0; i < program.size(); ++i) {
     const TaskId t = program[i];
     const TaskKind kind = graph.kind(t);
-    const Key key{graph.stage(t).value, graph.chunk(t), graph.microbatch(t), graph.iteration(t)};
     if (kind == TaskKind::F) {
       if (graph.memory_delta(t) > 0) {
-        open[key] = found.size();
+        open_of(t) = static_cast<std::uint32_t>(found.size()) + 1;
         found.push_back({i, 0, graph.memory_delta(t), false});
       }
     } else if (kind == TaskKind::R || kind == TaskKind::B || kind == TaskKind::BW) {
-      if (auto it = open.find(key); it != open.end()) {
-        found[it->second].consumer = i;
-        open.erase(it);
+      if (std::uint32_t& open = open_of(t); open != 0) {
+        found[open - 1].consumer = i;
+        open = 0;
       }
     }
   }
@@ -129,6 +146,11 @@ TimeNs host_copy_time(const HostLink& link, double bytes) {
 }
 
 EventGraph add_offload(const EventGraph& graph, const OffloadSpec& spec) {
+  return add_offload(EventGraph(graph), spec);
+}
+
+EventGraph add_offload(EventGraph&& base, const OffloadSpec& spec) {
+  const EventGraph& graph = base;
   const auto n = static_cast<std::uint32_t>(graph.task_count());
   if (n > 0 && !graph.has_program_order()) {
     throw ScheduleError("offloading needs a graph with program order");
@@ -175,12 +197,14 @@ EventGraph add_offload(const EventGraph& graph, const OffloadSpec& spec) {
       }
     }
   }
-  if (copies.empty()) return graph;
+  if (copies.empty()) return std::move(base);
 
-  EventGraphBuilder builder = EventGraphBuilder::extend(graph);
+  detail::GraphExtension builder(std::move(base));
+  builder.reserve(copies.size(), copies.size() * 3);
+  const EventGraph& extended = builder.graph();
   // Per device, one lane per direction: the links are full duplex and a GPU copies each way
   // on its own copy engine. Created in (device, to host, from host) order.
-  std::vector<std::array<LaneId, 2>> lanes(graph.device_count());
+  std::vector<std::array<LaneId, 2>> lanes(extended.device_count());
   for (const Copy& c : copies) {
     auto& [to_host, from_host] = lanes[c.device.value];
     if (!to_host.valid()) {
@@ -191,7 +215,7 @@ EventGraph add_offload(const EventGraph& graph, const OffloadSpec& spec) {
   std::vector<TaskId> id(copies.size());
   for (std::size_t k = 0; k < copies.size(); ++k) {
     const Copy& c = copies[k];
-    TaskSpec s = graph.spec(c.like);
+    TaskSpec s = extended.spec(c.like);
     s.kind = c.kind;
     s.lane = lanes[c.device.value][c.kind == TaskKind::D2H ? 0 : 1];
     s.duration = host_copy_time(entry_or(spec.host_link, c.device.value, HostLink{}), c.bytes);
@@ -202,14 +226,22 @@ EventGraph add_offload(const EventGraph& graph, const OffloadSpec& spec) {
     if (c.pair != SIZE_MAX) builder.add_dependence(id[c.pair], id[k]);
     if (c.before.valid()) builder.add_dependence(id[k], c.before);
   }
-  // Each lane runs its copies in the order they are issued; a stable sort keeps the order in
-  // which they were found among equals (a device's copies are contiguous in `copies`).
+  // Each lane runs its copies in the order they are issued; among equals, in the order they
+  // were found. A device's copies are contiguous in `copies`: a counting sort each.
   std::vector<std::size_t> order(copies.size());
-  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return std::pair(copies[a].device.value, copies[a].issued) <
-           std::pair(copies[b].device.value, copies[b].issued);
-  });
+  std::vector<std::uint32_t> count;
+  for (std::size_t begin = 0; begin < copies.size();) {
+    std::size_t end = begin;
+    std::uint32_t last = 0;
+    for (; end < copies.size() && copies[end].device == copies[begin].device; ++end) {
+      last = std::max(last, copies[end].issued);
+    }
+    count.assign(std::size_t{last} + 2, 0);
+    for (std::size_t k = begin; k < end; ++k) ++count[copies[k].issued + 1];
+    for (std::size_t i = 1; i < count.size(); ++i) count[i] += count[i - 1];
+    for (std::size_t k = begin; k < end; ++k) order[begin + count[copies[k].issued]++] = k;
+    begin = end;
+  }
   for (const std::size_t k : order) builder.append_to_program(id[k]);
   return std::move(builder).freeze();
 }

@@ -7,11 +7,18 @@
 #include <fmt/format.h>
 
 #include "detail/transfer_task.hpp"
+#include "perflow/core/detail/graph_extension.hpp"
 #include "perflow/simulator/communication.hpp"
 
 namespace perflow::simulator {
 
 EventGraph lower_communication(const EventGraph& graph, const SimulationOptions& options) {
+  return lower_communication(EventGraph(graph), options);
+}
+
+EventGraph lower_communication(EventGraph&& base, const SimulationOptions& options) {
+  perflow::detail::GraphExtension builder(std::move(base));
+  const EventGraph& graph = builder.graph();
   const CommunicationCost comm(graph, options);
   const auto n = static_cast<std::uint32_t>(graph.task_count());
 
@@ -29,12 +36,9 @@ EventGraph lower_communication(const EventGraph& graph, const SimulationOptions&
   std::sort(links.begin(), links.end());
   links.erase(std::unique(links.begin(), links.end()), links.end());
 
-  EventGraphBuilder builder = EventGraphBuilder::extend(graph, [&](TaskId from, TaskId to) {
-    return !moves_data(graph, from, Adjacent(to, EdgeKind::Data));
-  });
   // Room for every SEND and its edges at once: growing 1M-task columns by doubling costs
   // more in page faults than the whole simulation.
-  builder.reserve(n + crossing, graph.edge_count() + 2 * crossing);
+  builder.reserve(crossing, 2 * crossing);
   std::vector<LaneId> link_lane;
   link_lane.reserve(links.size());
   for (const auto& [a, b] : links) {
@@ -75,7 +79,9 @@ EventGraph lower_communication(const EventGraph& graph, const SimulationOptions&
   } else {
     for (std::uint32_t u = 0; u < n; ++u) lower(TaskId{u});
   }
-  return std::move(builder).freeze();
+  return std::move(builder).freeze([&](TaskId u, TaskId v, auto&& emit) {
+    if (!moves_data(graph, u, Adjacent(v, EdgeKind::Data))) emit(v);
+  });
 }
 
 }  // namespace perflow::simulator

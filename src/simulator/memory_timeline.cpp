@@ -23,16 +23,32 @@ std::vector<MemoryPoint> activation_memory(const EventGraph& graph, const Trace&
       if (delta < 0) changes.push_back({trace.finish_of(t), delta});
     }
   };
+  const auto earlier = [](const Change& a, const Change& b) { return a.time < b.time; };
+  std::vector<std::size_t> lane_end;  // where each lane's changes end
+  bool lanes_sorted = true;
+  const auto add = [&](LaneId lane) {
+    const std::size_t begin = changes.size();
+    add_lane(lane);
+    lanes_sorted =
+        lanes_sorted && std::is_sorted(changes.begin() + static_cast<std::ptrdiff_t>(begin),
+                                       changes.end(), earlier);
+    lane_end.push_back(changes.size());
+  };
   changes.reserve(trace.events(device).size());
-  add_lane(LaneId{device.value});
+  add(LaneId{device.value});
   for (std::uint32_t l = graph.device_count(); l < trace.lane_count() && l < graph.lane_count();
        ++l) {
-    if (graph.lane_info(LaneId{l}).device == device) add_lane(LaneId{l});
+    if (graph.lane_info(LaneId{l}).device == device) add(LaneId{l});
   }
-  if (!std::is_sorted(changes.begin(), changes.end(),
-                      [](const Change& a, const Change& b) { return a.time < b.time; })) {
-    std::stable_sort(changes.begin(), changes.end(),
-                     [](const Change& a, const Change& b) { return a.time < b.time; });
+  if (lanes_sorted) {
+    // Each lane in time order: merging them one after the other is the stable sort, linear.
+    for (std::size_t i = 1; i < lane_end.size(); ++i) {
+      std::inplace_merge(changes.begin(),
+                         changes.begin() + static_cast<std::ptrdiff_t>(lane_end[i - 1]),
+                         changes.begin() + static_cast<std::ptrdiff_t>(lane_end[i]), earlier);
+    }
+  } else {
+    std::stable_sort(changes.begin(), changes.end(), earlier);
   }
   double value = 0;
   for (const Change& change : changes) {

@@ -18,7 +18,7 @@
 #include "perflow/parallel/expert_parallel.hpp"
 #include "perflow/parallel/recompute.hpp"
 #include "perflow/parallel/schedule_registry.hpp"
-#include "perflow/simulator/lowering.hpp"
+#include "perflow/passes/recipe.hpp"
 #include "perflow/simulator/simulate.hpp"
 #include "perflow/trace_op/operators.hpp"
 
@@ -267,7 +267,7 @@ EventGraph pipeline_graph(const Config& config, const parallel::PipelinePlan& pl
   if (config.simulation.mode == simulator::SimulationMode::Greedy) {
     refuse("/simulation/mode", "greedy mode cannot run them: a pair needs its program order");
   }
-  return parallel::overlap_pairs(graph, plan, costs);
+  return passes::apply(std::move(graph), passes::Recipe().then(passes::OverlapPairs{&plan, costs}));
 }
 
 // /parts: every part builds its schedule on its device type, keeps its stages; merge.
@@ -370,37 +370,43 @@ EventGraph build_pipeline(const Config& config) {
 
 namespace {
 
-EventGraph build_graph_of(const Config& config) {
-  EventGraph graph = build_pipeline(config);
+// The passes the config asks for after the pipeline is built (its overlapped pairs are run
+// with the build: see pipeline_graph), in the recipe's canonical order.
+passes::Recipe recipe_of(const Config& config) {
   const parallel::DataParallelSpec& dp = config.data_parallel;
   const auto positive = [](const auto& values) {
     return std::any_of(values.begin(), values.end(), [](auto x) { return x > 0; });
   };
+  passes::Recipe recipe;
+  if (parallel::any_all_to_all(config.costs, config.pipeline.stages, config.pipeline.chunks)) {
+    if (config.blocking_p2p) {
+      throw ConfigError(config.file, "/network/p2p_mode",
+                        "blocking transfers are not supported with expert-parallel "
+                        "all-to-alls yet (a transfer would wait on the all-to-all's lane)");
+    }
+    recipe.then(passes::AllToAll{config.costs});
+  }
+  if (parallel::any_recompute(config.costs, config.pipeline.stages, config.pipeline.chunks)) {
+    recipe.then(passes::Recompute{config.costs});
+  }
+  if (dp.degree > 1 || positive(dp.optimizer) || positive(dp.step_overhead)) {
+    recipe.then(passes::DataParallel{dp});
+  }
+  if (config.offloads) recipe.then(passes::Offload{config.offload});
+  if (config.iterations.count > 1) recipe.then(passes::Iterations{config.iterations});
+  if (config.lower_communication) recipe.then(passes::LowerCommunication{config.simulation});
+  if (config.blocking_p2p) recipe.then(passes::BlockingTransfers{config.simulation});
+  return recipe;
+}
+
+EventGraph build_graph_of(const Config& config) {
+  EventGraph graph = build_pipeline(config);
+  const passes::Recipe recipe = recipe_of(config);
   try {
-    if (parallel::any_all_to_all(config.costs, config.pipeline.stages, config.pipeline.chunks)) {
-      if (config.blocking_p2p) {
-        throw ConfigError(config.file, "/network/p2p_mode",
-                          "blocking transfers are not supported with expert-parallel "
-                          "all-to-alls yet (a transfer would wait on the all-to-all's lane)");
-      }
-      graph = parallel::add_all_to_all(graph, config.costs);
-    }
-    if (parallel::any_recompute(config.costs, config.pipeline.stages, config.pipeline.chunks)) {
-      graph = parallel::add_recompute(graph, config.costs);
-    }
-    if (dp.degree > 1 || positive(dp.optimizer) || positive(dp.step_overhead)) {
-      graph = parallel::add_data_parallel(graph, dp);
-    }
-    if (config.offloads) graph = parallel::add_offload(graph, config.offload);
-    if (config.iterations.count > 1) graph = parallel::repeat_iterations(graph, config.iterations);
-    if (config.lower_communication) {
-      graph = simulator::lower_communication(graph, config.simulation);
-    }
-    if (config.blocking_p2p) graph = simulator::lower_blocking_transfers(graph, config.simulation);
+    return passes::apply(std::move(graph), recipe);
   } catch (const ScheduleError& e) {
     throw ConfigError(config.file, "", e.what());  // e.g. a transfer beyond the time range
   }
-  return graph;
 }
 
 }  // namespace

@@ -1,6 +1,11 @@
 #include "perflow/study/config_schema.hpp"
 
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -187,7 +192,207 @@ void add_sections(const Section& section, Json& defs) {
   }
 }
 
+// The reference (docs/config-reference.md): every object of the table, where it sits, its
+// keys with their type, bounds, default and meaning.
+
+// A section's heading, and the anchor GitHub gives it.
+std::string anchor(std::string_view heading) {
+  std::string out;
+  for (char c : heading) out += c == ' ' ? '-' : c;
+  return out;
+}
+
+std::string section_link(const Section& section) {
+  return fmt::format("[{}](#{})", section.name, anchor(section.name));
+}
+
+// A bound as a reader writes it: 65536, 1e9, 0.5.
+std::string format_bound(double value) {
+  if (std::isinf(value)) return "inf";
+  std::string text = fmt::format("{:g}", value);
+  if (const auto e = text.find("e+"); e != std::string::npos) {
+    std::size_t digits = e + 2;
+    while (digits + 1 < text.size() && text[digits] == '0') ++digits;
+    text = text.substr(0, e + 1) + text.substr(digits);
+  }
+  return text;
+}
+
+std::string choice_list(std::span<const std::string_view> choices) {
+  std::string out;
+  for (std::size_t i = 0; i < choices.size(); ++i) {
+    if (i > 0) out += i + 1 == choices.size() ? " or " : ", ";
+    out += fmt::format("`\"{}\"`", choices[i]);
+  }
+  return out;
+}
+
+std::string field_type(const Field& field) {
+  switch (field.kind) {
+    case FieldKind::String:
+      return "string";
+    case FieldKind::Choice:
+      return choice_list(field.choices);
+    case FieldKind::Schedule:
+      return "a [schedule](#schedules) name";
+    case FieldKind::ModelPreset:
+      return "a [model preset](#model-presets)";
+    case FieldKind::DevicePreset:
+      return "a [device preset](#device-presets)";
+    case FieldKind::LayerSplit:
+      return "`\"balanced\"`, `\"fastest\"`, or an array of integers >= 0";
+    case FieldKind::Boolean:
+      return "boolean";
+    case FieldKind::Integer:
+      return fmt::format("integer in [{}, {}]", static_cast<std::int64_t>(field.min),
+                         static_cast<std::int64_t>(field.max));
+    case FieldKind::Number:
+      return fmt::format("number in {}{}, {}]", field.exclusive_min ? "(" : "[",
+                         format_bound(field.min), format_bound(field.max));
+    case FieldKind::Duration:
+      return "[duration](#duration)";
+    case FieldKind::Size:
+      return "[size](#size)";
+    case FieldKind::Rate:
+      return "[rate](#rate)";
+    case FieldKind::StageRange:
+      return "[stage range](#stage-range)";
+    case FieldKind::Order:
+      return "[order](#order)";
+    case FieldKind::Object:
+      return fmt::format("{} object", section_link(*field.section));
+    case FieldKind::ObjectArray:
+      return fmt::format("array of {}", section_link(*field.section));
+    case FieldKind::ObjectMap:
+      return fmt::format("object of named {}", section_link(*field.section));
+  }
+  return "";
+}
+
+// A default that is a value the key could hold is code; any other is prose.
+std::string field_default(const Field& field) {
+  if (field.required) return "required";
+  const std::string_view value = field.default_value;
+  if (value.empty()) return "";
+  const bool choice =
+      std::find(field.choices.begin(), field.choices.end(), value) != field.choices.end();
+  const bool split =
+      field.kind == FieldKind::LayerSplit && (value == "balanced" || value == "fastest");
+  if (choice || split) return fmt::format("`\"{}\"`", value);
+  const bool boolean = field.kind == FieldKind::Boolean && (value == "true" || value == "false");
+  const bool number = (field.kind == FieldKind::Integer || field.kind == FieldKind::Number ||
+                       field.kind == FieldKind::Duration || field.kind == FieldKind::Size) &&
+                      value.find_first_not_of("0123456789.") == std::string_view::npos;
+  if (boolean || number) return fmt::format("`{}`", value);
+  return std::string(value);
+}
+
+std::string table_cell(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// Every section under `section` (itself first, then depth first in table order), with the
+// JSON pointers it sits at: "<i>" stands for an array index, "<name>" for a named entry.
+void collect_paths(const Section& section, const std::string& path,
+                   std::vector<const Section*>& order,
+                   std::map<const Section*, std::vector<std::string>>& paths) {
+  if (!paths.contains(&section)) order.push_back(&section);
+  paths[&section].push_back(path);
+  for (const auto& part : section.parts) {
+    for (const Field& field : part) {
+      if (field.section == nullptr) continue;
+      std::string child = fmt::format("{}/{}", path, field.name);
+      if (field.kind == FieldKind::ObjectArray) child += "/<i>";
+      if (field.kind == FieldKind::ObjectMap) child += "/<name>";
+      collect_paths(*field.section, child, order, paths);
+    }
+  }
+}
+
 }  // namespace
+
+std::string config_reference_markdown() {
+  std::vector<const Section*> order;
+  std::map<const Section*, std::vector<std::string>> paths;
+  collect_paths(detail::kConfigSection, "", order, paths);
+  std::string out =
+      "# Config reference\n"
+      "\n"
+      "<!-- Generated by `perflow schema --format markdown` from the table the config parser\n"
+      "and `perflow schema` take their keys and bounds from (src/study/config_fields.cpp):\n"
+      "edit the table, then regenerate this file with\n"
+      "`perflow schema --format markdown > docs/config-reference.md`. A test fails when they\n"
+      "differ. -->\n"
+      "\n"
+      "Every key a `perflow simulate` config may hold, object by object: its type and bounds,\n"
+      "what applies when it is absent, and what it means. Every object also takes `comment`, a\n"
+      "string nothing reads; any other key is an error. The rules across fields (a schedule's\n"
+      "sizes, stages within `/pipeline/stages`, device types that exist) are `perflow\n"
+      "validate`'s. In paths, `<i>` stands for an array index and `<name>` for an entry's name.\n"
+      "\n"
+      "Objects:";
+  for (const Section* section : order) {
+    out += fmt::format(" {}{}", section_link(*section), section == order.back() ? ".\n" : ",");
+  }
+  // The first section to list a shared part (the cost fields) owns it; the others refer to it.
+  std::map<const Field*, const Section*> owner;
+  for (const Section* section : order) {
+    const std::vector<std::string>& at = paths.at(section);
+    const bool one_path = at.size() == 1;
+    std::string description(section->description);
+    if (!description.empty()) description[0] = static_cast<char>(std::toupper(description[0]));
+    out += fmt::format("\n## {}\n\n{}. ", section->name, description);
+    std::vector<std::string> shown;
+    for (const std::string& path : at)
+      shown.push_back(fmt::format("`{}`", path.empty() ? "/" : path));
+    out += fmt::format("At {}.\n\n", fmt::join(shown, ", "));
+    std::string rows;
+    for (const auto& part : section->parts) {
+      if (part.empty()) continue;
+      if (const auto o = owner.find(part.data()); o != owner.end()) {
+        std::vector<std::string> keys;
+        for (const Field& field : part) keys.push_back(fmt::format("`{}`", field.name));
+        out += fmt::format("It takes the keys of {} listed there: {}; and these:\n\n",
+                           section_link(*o->second), fmt::join(keys, ", "));
+        continue;
+      }
+      owner.emplace(part.data(), section);
+      for (const Field& field : part) {
+        const std::string path = one_path ? fmt::format("{}/{}", at.front(), field.name)
+                                          : fmt::format("\u2026/{}", field.name);
+        rows += fmt::format("| `{}` | {} | {} | {} |\n", path, table_cell(field_type(field)),
+                            table_cell(field_default(field)), table_cell(field.description));
+      }
+    }
+    out += "| JSON path | type | default | meaning |\n|---|---|---|---|\n" + rows;
+  }
+  out += "\n## Value types\n";
+  const Json defs = common_defs();
+  for (const auto& [name, def] : defs.items()) {
+    std::string heading = name;
+    for (char& c : heading) c = c == '_' ? ' ' : c;
+    std::string description = def["description"].get<std::string>();
+    description[0] = static_cast<char>(std::toupper(description[0]));
+    out += fmt::format("\n### {}\n\n{}.\n", heading, description);
+  }
+  const auto names = [](const auto& list) {
+    std::vector<std::string> shown;
+    for (const auto& item : list) shown.push_back(fmt::format("`{}`", item.name));
+    return fmt::format("{}", fmt::join(shown, ", "));
+  };
+  out += fmt::format(
+      "\n## Names\n\n### schedules\n\n`perflow schedules` describes each: {}.\n"
+      "\n### model presets\n\n`perflow models` describes each: {}.\n"
+      "\n### device presets\n\n`perflow devices` describes each: {}.\n",
+      names(parallel::builtin_schedules().all()), names(model::model_presets()),
+      names(model::device_presets()));
+  return out;
+}
 
 nlohmann::ordered_json config_schema() {
   Json schema = {{"$schema", "https://json-schema.org/draft/2020-12/schema"},

@@ -1,5 +1,7 @@
 #include "perflow/study/device_display.hpp"
 
+#include "perflow/study/summary.hpp"
+
 namespace perflow::study {
 
 DeviceDisplay device_display(const Config& config, std::uint32_t devices) {
@@ -12,6 +14,14 @@ DeviceDisplay device_display(const Config& config, std::uint32_t devices) {
     display.static_memory.push_back(info.static_memory);
     display.capacity.push_back(info.memory_capacity);
   }
+  return display;
+}
+
+RunDisplay run_display(const Config& config, const EventGraph& graph) {
+  RunDisplay display;
+  display.title = config.description.empty() ? config.pipeline.schedule : config.description;
+  display.subtitle = describe_run(config, graph);
+  display.devices = device_display(config, graph.device_count());
   return display;
 }
 

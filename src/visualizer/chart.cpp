@@ -11,6 +11,7 @@
 #include "detail/cairo_document.hpp"
 #include "detail/draw.hpp"
 #include "detail/palette.hpp"
+#include "detail/ticks.hpp"
 #include "perflow/core/time.hpp"
 #include "perflow/core/units.hpp"
 
@@ -44,15 +45,7 @@ Ticks nice_ticks(double low, double high) {
     low -= pad;
     high += pad;
   }
-  const double raw = (high - low) / 6;
-  const double magnitude = std::pow(10, std::floor(std::log10(raw)));
-  double step = magnitude * 10;
-  for (const double m : {1.0, 2.0, 5.0}) {
-    if (magnitude * m >= raw) {
-      step = magnitude * m;
-      break;
-    }
-  }
+  const double step = nice_step((high - low) / 6);
   return {std::floor(low / step + 1e-9) * step, std::ceil(high / step - 1e-9) * step, step};
 }
 

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
-#include <limits>
 
 #include <fmt/format.h>
 
 #include "detail/draw.hpp"
+#include "detail/ticks.hpp"
 
 namespace perflow::visualizer::detail {
 namespace {
@@ -23,17 +23,9 @@ TimeUnit axis_unit(TimeNs extent) {
   return {1, "ns"};
 }
 
-/// The smallest 1/2/5 x 10^k ns step at least `raw` (at least 1 ns).
-TimeNs nice_step_at_least(double raw) {
-  TimeNs decade = 1;
-  while (true) {
-    for (const TimeNs mantissa : {TimeNs{1}, TimeNs{2}, TimeNs{5}}) {
-      if (static_cast<double>(mantissa * decade) >= raw) return mantissa * decade;
-    }
-    if (decade > std::numeric_limits<TimeNs>::max() / 100) return 5 * decade;
-    decade *= 10;
-  }
-}
+/// The smallest 1/2/5 x 10^k ns step at least `raw`: at least 1 ns, and at most 5 x 10^17 ns
+/// (10^18 and beyond would overflow the ticks after it).
+TimeNs nice_step_at_least(double raw) { return static_cast<TimeNs>(nice_step(raw, 1, 5e17)); }
 
 /// Calls `f` for each tick after 0 up to the extent, without overflowing past its end.
 template <class F>

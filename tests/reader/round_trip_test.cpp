@@ -1,6 +1,6 @@
 // The measured-to-predicted round trip: a config is simulated, its run written as Kineto
 // traces (with launch overhead and transfers), read back and measured exactly as
-// `perflow costs` does (measure_profiles, measured_config), and the config that gives is
+// `perflow costs` does (reader::measure_profiles, measured_config), and the config that gives is
 // simulated again: the step time and every device's busy and blocked time come back to the
 // nanosecond.
 #include <cstdint>
@@ -13,14 +13,13 @@
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
-#include "detail/measured_config.hpp"
-#include "detail/profile_input.hpp"
-#include "detail/study.hpp"
 #include "perflow/reader/kineto_writer.hpp"
+#include "perflow/reader/measured_config.hpp"
+#include "perflow/reader/measurement.hpp"
 #include "perflow/simulator/communication.hpp"
 #include "perflow/study/config.hpp"
 
-namespace perflow::cli {
+namespace perflow::study {
 namespace {
 
 struct Run {
@@ -40,7 +39,7 @@ Run run(const nlohmann::json& document, const std::string& file) {
 // The same run, written, measured and turned into a config as `perflow costs` would.
 struct RoundTrip {
   Run original;
-  detail::MeasuredConfig measured;
+  reader::MeasuredConfig measured;
   Run again;
 };
 
@@ -62,15 +61,15 @@ RoundTrip round_trip(const nlohmann::json& document, const std::string& name,
   std::filesystem::remove_all(directory);
   std::filesystem::create_directories(directory);
   reader::write_kineto_traces(directory, out.original.graph, out.original.result.trace, write);
-  detail::ProfileOptions profiles;
+  reader::ProfileRequest profiles;
   for (std::uint32_t d = 0; d < out.original.graph.device_count(); ++d) {
     profiles.profiles.push_back((directory / ("rank-" + std::to_string(d) + ".json")).string());
   }
-  const detail::Measurement measurement = detail::measure_profiles(profiles);
+  const reader::Measurement measurement = reader::measure_profiles(profiles);
   std::filesystem::remove_all(directory);
-  detail::MeasuredConfigOptions options;
+  reader::MeasuredConfigOptions options;
   options.schedule = schedule;
-  out.measured = detail::measured_config(measurement.costs, options, "round trip");
+  out.measured = reader::measured_config(measurement.costs, options, "round trip");
   out.again = run(out.measured.document, name + "_measured.json");
   return out;
 }
@@ -183,4 +182,4 @@ TEST(RoundTrip, RecomputationIsMeasuredAsPartOfTheBackward) {
 }
 
 }  // namespace
-}  // namespace perflow::cli
+}  // namespace perflow::study

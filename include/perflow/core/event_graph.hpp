@@ -70,6 +70,8 @@ struct LaneInfo {
 class EventGraph;
 
 namespace detail {
+class GraphExtension;
+
 /// What a compute task costs at each place (device, chunk), by kind F, B, W, BW: a pipeline
 /// graph's tasks take their duration and memory delta from here instead of from columns.
 struct PlacedCosts {
@@ -115,6 +117,13 @@ struct TaskColumns {
   /// Writes out every column a frozen graph left to derive (stage, lane, chunk, costs), for
   /// a builder.
   void fill_derived_columns();
+  /// Each writes out one column a frozen graph may leave to derive, if it is left out.
+  void write_out_stage();
+  void write_out_lane();
+  void write_out_chunk();
+  /// The duration and memory columns from `placed`, which is then cleared; a column not
+  /// asked for is left for the caller to write.
+  void write_out_costs(bool durations = true, bool memory_deltas = true);
 };
 
 /// Compressed adjacency lists: task t's entries are list[offset[t], offset[t + 1]).
@@ -357,6 +366,11 @@ class EventGraph {
 
  private:
   friend class EventGraphBuilder;
+  friend class detail::GraphExtension;
+
+  // Kahn's algorithm over the successor lists into topo_ (FIFO seeded by id); throws
+  // CycleError naming the tasks of a cycle.
+  void sort_topologically();
 
   // Inline, so that a pass calling successors() per task pays a load and a branch once the
   // lists exist.

@@ -30,17 +30,16 @@ struct Id {
 struct TaskTag;
 struct DeviceTag;
 struct StageTag;
-struct MicrobatchTag;
-struct ChunkTag;
 struct LaneTag;
 
 using TaskId = Id<TaskTag>;
 using DeviceId = Id<DeviceTag>;
 using StageId = Id<StageTag>;
-using MicrobatchId = Id<MicrobatchTag>;
-using ChunkId = Id<ChunkTag>;
 /// A sequential execution resource of a device: its compute stream or a communication stream.
 using LaneId = Id<LaneTag>;
+// Microbatches and chunks stay plain integers (no MicrobatchId / ChunkId): they index cost
+// tables and count loops in every schedule, and a task's (stage, microbatch, chunk) is read
+// together as its place.
 
 /// Big arrays of ids (task columns, programs) are sized, then every element written.
 template <class Tag, class Rep>

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "perflow/explore/sweep_run.hpp"
+#include "perflow/parallel/schedule_registry.hpp"
 
 namespace perflow::explore {
 
@@ -105,9 +106,13 @@ struct SearchOptions {
 
 /// Every candidate plan of the search, in a fixed order; those failing divisibility or
 /// schedule constraints are counted in `counts` and left out unless
-/// `keep_invalid`.
-std::vector<Plan> enumerate_plans(const Search& search, SearchCounts& counts,
-                                  bool keep_invalid = false);
+/// `keep_invalid`. `schedules` holds the schedules the space names: each one's chunk rule
+/// gives the chunk counts tried (its fixed count, else space.chunks) and its check prunes
+/// the sizes it refuses. run_search enumerates with the built-in schedules (it simulates
+/// through study, which plans with them).
+std::vector<Plan> enumerate_plans(
+    const Search& search, SearchCounts& counts, bool keep_invalid = false,
+    const parallel::ScheduleRegistry& schedules = parallel::builtin_schedules());
 
 /// A lower bound of the plan's peak memory exceeds a GPU's capacity: static memory of a
 /// stage plus one microbatch's activation of its largest chunk (with recomputation, what F keeps

@@ -38,5 +38,7 @@ struct DataParallelSpec {
 /// its last W or BW in program order. With degree 1 there is no all-reduce; without optimizer or
 /// step overhead no OPT. Needs a graph with program order (ScheduleError otherwise).
 EventGraph add_data_parallel(const EventGraph& graph, const DataParallelSpec& spec);
+/// The same, taking `graph`'s arrays instead of copying them.
+EventGraph add_data_parallel(EventGraph&& graph, const DataParallelSpec& spec);
 
 }  // namespace perflow::parallel

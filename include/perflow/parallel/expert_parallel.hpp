@@ -26,6 +26,8 @@ bool overlaps_pairs(const PipelinePlan& plan, const CostTable& costs);
 /// own and is marked TaskSpec::paired. `graph` is build_pipeline_graph(plan, costs): its
 /// compute programs are the plan's. Throws ScheduleError if they are not.
 EventGraph overlap_pairs(const EventGraph& graph, const PipelinePlan& plan, const CostTable& costs);
+/// The same, taking `graph`'s arrays instead of copying them.
+EventGraph overlap_pairs(EventGraph&& graph, const PipelinePlan& plan, const CostTable& costs);
 
 /// Expert parallelism: before each F, B and BW whose chunk has an all-to-all time (and that
 /// is not in an overlapped pair, whose all-to-alls hide inside it), an A2A task on its
@@ -35,6 +37,8 @@ EventGraph overlap_pairs(const EventGraph& graph, const PipelinePlan& plan, cons
 /// experts wait for their tokens. The MoE layers' dispatches and combines of one task are
 /// one A2A, the sum of their times.
 EventGraph add_all_to_all(const EventGraph& graph, const CostTable& costs);
+/// The same, taking `graph`'s arrays instead of copying them.
+EventGraph add_all_to_all(EventGraph&& graph, const CostTable& costs);
 
 /// The overlapped pairs in `graph` (its tasks marked TaskSpec::paired).
 std::size_t overlapped_pair_count(const EventGraph& graph);

@@ -60,5 +60,7 @@ TimeNs host_copy_time(const HostLink& link, double bytes);
 /// iteration of the F (or OPT) they copy for. Needs program order (ScheduleError otherwise)
 /// and no copies yet. A spec that offloads nothing returns the graph unchanged.
 EventGraph add_offload(const EventGraph& graph, const OffloadSpec& spec);
+/// The same, taking `graph`'s arrays instead of copying them.
+EventGraph add_offload(EventGraph&& graph, const OffloadSpec& spec);
 
 }  // namespace perflow::parallel

@@ -18,6 +18,8 @@ namespace perflow::parallel {
 /// they are; a graph with none is returned unchanged. Original tasks keep their ids; R tasks
 /// follow. Needs program order (ScheduleError otherwise) and no R tasks yet.
 EventGraph add_recompute(const EventGraph& graph, const CostTable& costs);
+/// The same, taking `graph`'s arrays instead of copying them.
+EventGraph add_recompute(EventGraph&& graph, const CostTable& costs);
 
 /// Whether any (stage, chunk) of `stages` x `chunks` in `costs` recomputes.
 bool any_recompute(const CostTable& costs, std::uint32_t stages, std::uint32_t chunks);

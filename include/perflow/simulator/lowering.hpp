@@ -20,6 +20,8 @@ namespace perflow::simulator {
 /// a SYNC barrier and those from a SEND or into a RECV (already lowered) are left alone. Without
 /// bytes or bandwidth the SENDs take no time and the simulation equals the unlowered one.
 EventGraph lower_communication(const EventGraph& graph, const SimulationOptions& options);
+/// The same, taking `graph`'s arrays instead of copying them.
+EventGraph lower_communication(EventGraph&& graph, const SimulationOptions& options);
 
 /// Blocking point-to-point transfers, as a runtime that waits on its send and receive ops
 /// (Megatron-LM's batched isend/irecv followed by a wait): every data dependence u -> v

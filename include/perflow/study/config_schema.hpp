@@ -1,5 +1,7 @@
 #pragma once
 
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 namespace perflow::study {
@@ -9,5 +11,10 @@ namespace perflow::study {
 /// rules across fields (a schedule's sizes, stages within /pipeline/stages, device types
 /// that exist) are the parser's alone.
 nlohmann::ordered_json config_schema();
+
+/// The config reference in Markdown (docs/config-reference.md), from the same table: each
+/// object with the JSON pointers it sits at, and each key's type, bounds, default and
+/// meaning; then the value types (durations, sizes, rates, ...) and the preset names.
+std::string config_reference_markdown();
 
 }  // namespace perflow::study

@@ -19,4 +19,15 @@ struct DeviceDisplay {
 
 DeviceDisplay device_display(const Config& config, std::uint32_t devices);
 
+/// How a config's run is captioned in its timeline (`perflow simulate --timeline`, Python's
+/// Run.to_svg): the description (or the schedule) as title, the run's sizes as subtitle
+/// (describe_run), and per device what device_display gives.
+struct RunDisplay {
+  std::string title;
+  std::string subtitle;
+  DeviceDisplay devices;
+};
+
+RunDisplay run_display(const Config& config, const EventGraph& graph);
+
 }  // namespace perflow::study

@@ -1,7 +1,9 @@
 #pragma once
 
 #include <filesystem>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "perflow/visualizer/image_format.hpp"
@@ -37,5 +39,29 @@ struct ChartData {
 /// The chart as the bytes of `format` (SVG, PNG or PDF); deterministic. Throws
 /// std::invalid_argument for a chart with no point or a non-finite value.
 std::string render_chart(const ChartData& chart, ImageFormat format);
+
+/// What `perflow plot` (and Python's perflow.plot) charts from a table of sweep results:
+/// column `y` against column `x`, one line per value of column `by` ("": one line).
+struct PlotRequest {
+  std::string x;
+  std::string y;
+  std::string by;
+};
+
+/// A table of text cells (a sweep's CSV results, as explore::read_csv_table reads them);
+/// `file` names it in messages.
+struct TableView {
+  std::string_view file;
+  std::span<const std::string> columns;
+  std::span<const std::vector<std::string>> rows;  ///< each as long as `columns`
+};
+
+/// The chart `request` asks of `table`: rows with an error (a non-empty "error" column) or
+/// without a number in column y are left out, and points of one line at one x are averaged
+/// (the other columns vary there); x is categorical unless every plotted row's x is a
+/// number. The caption says how many rows were plotted and left out. A column the table
+/// lacks is an OptionError naming its field (x, y, by) and the table's columns; a table
+/// with no row to plot an Error.
+ChartData plot_chart(const TableView& table, const PlotRequest& request);
 
 }  // namespace perflow::visualizer

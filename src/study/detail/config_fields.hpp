@@ -41,6 +41,9 @@ struct Field {
   std::string_view name;
   FieldKind kind;
   std::string_view description;
+  /// What applies when the key is absent, for the reference (`perflow schema --format
+  /// markdown`); empty: nothing (the key is optional, or `required`).
+  std::string_view default_value = {};
   double min = 0;
   double max = std::numeric_limits<double>::infinity();
   bool exclusive_min = false;

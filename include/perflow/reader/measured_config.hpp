@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -7,7 +8,7 @@
 
 #include "perflow/reader/cost_extraction.hpp"
 
-namespace perflow::cli::detail {
+namespace perflow::reader {
 
 /// A complete `perflow simulate` config from measured costs.
 struct MeasuredConfig {
@@ -45,8 +46,7 @@ struct MeasuredConfigOptions {
   std::string scale_origin;  ///< how scale was given, for the note ("--scale 0.5")
 };
 
-MeasuredConfig measured_config(const reader::ExtractedCosts& costs,
-                               const MeasuredConfigOptions& options,
+MeasuredConfig measured_config(const ExtractedCosts& costs, const MeasuredConfigOptions& options,
                                const std::string& description);
 
-}  // namespace perflow::cli::detail
+}  // namespace perflow::reader

@@ -1,4 +1,5 @@
-#include "detail/measured_config.hpp"
+// A config from measured costs: what `perflow costs` writes (measured_config.hpp).
+#include "perflow/reader/measured_config.hpp"
 
 #include <array>
 #include <cmath>
@@ -8,12 +9,10 @@
 
 #include <fmt/format.h>
 
-#include "detail/profile_input.hpp"
+#include "perflow/reader/measurement.hpp"
 
-namespace perflow::cli::detail {
+namespace perflow::reader {
 namespace {
-
-using reader::MarkerKind;
 
 // A measured quantity times the scale, to the nearest unit.
 std::int64_t scaled(std::int64_t value, double scale) {
@@ -28,7 +27,7 @@ struct ChunkCosts {
 };
 
 // forward, backward, weight of one measured (stage, chunk), as the config runs them.
-ChunkCosts config_costs(const reader::StageCost& cost, double scale) {
+ChunkCosts config_costs(const StageCost& cost, double scale) {
   const bool split = cost.of(MarkerKind::Backward) || cost.of(MarkerKind::Weight);
   const TimeNs backward = split ? cost.of(MarkerKind::Backward).value_or(0)
                                 : cost.of(MarkerKind::FullBackward).value_or(0);
@@ -46,7 +45,7 @@ void put_costs(nlohmann::ordered_json& object, const ChunkCosts& costs) {
   if (costs.activation) object["activation"] = *costs.activation;
 }
 
-nlohmann::ordered_json link_json(const reader::FittedLink& link) {
+nlohmann::ordered_json link_json(const FittedLink& link) {
   nlohmann::ordered_json out;
   out["latency"] = exact_duration(link.latency);
   if (link.bandwidth > 0) out["bandwidth"] = link.bandwidth;
@@ -55,8 +54,7 @@ nlohmann::ordered_json link_json(const reader::FittedLink& link) {
 
 }  // namespace
 
-MeasuredConfig measured_config(const reader::ExtractedCosts& costs,
-                               const MeasuredConfigOptions& options,
+MeasuredConfig measured_config(const ExtractedCosts& costs, const MeasuredConfigOptions& options,
                                const std::string& description) {
   MeasuredConfig out;
   const double scale = options.scale;
@@ -75,14 +73,14 @@ MeasuredConfig measured_config(const reader::ExtractedCosts& costs,
   if (costs.split_backward) pipeline["split_backward"] = true;
   doc["pipeline"] = std::move(pipeline);
 
-  const reader::StageCost& base = costs.stages.front();
+  const StageCost& base = costs.stages.front();
   const ChunkCosts uniform = config_costs(base, scale);
   nlohmann::ordered_json section;
   put_costs(section, uniform);
   nlohmann::ordered_json overrides = nlohmann::ordered_json::array();
   std::set<std::pair<std::uint32_t, std::uint32_t>> measured;
   bool any_full_only = false;
-  for (const reader::StageCost& cost : costs.stages) {
+  for (const StageCost& cost : costs.stages) {
     measured.emplace(cost.stage, cost.chunk);
     const bool split = cost.of(MarkerKind::Backward) || cost.of(MarkerKind::Weight);
     any_full_only = any_full_only || (!split && cost.of(MarkerKind::FullBackward));
@@ -94,7 +92,7 @@ MeasuredConfig measured_config(const reader::ExtractedCosts& costs,
     put_costs(entry, values);
     overrides.push_back(std::move(entry));
   }
-  const reader::MeasuredCommunication& net = costs.network;
+  const MeasuredCommunication& net = costs.network;
   if (costs.launch_overhead && scaled(*costs.launch_overhead, scale) > 0) {
     section["launch_overhead"] = exact_duration(scaled(*costs.launch_overhead, scale));
   }
@@ -177,4 +175,4 @@ MeasuredConfig measured_config(const reader::ExtractedCosts& costs,
   return out;
 }
 
-}  // namespace perflow::cli::detail
+}  // namespace perflow::reader

@@ -1,7 +1,7 @@
 // Reading profiles for `perflow costs`, `measured` and `compare-measured` (and Python's
-// perflow.costs): the choice of markers, and the measured step and stage times. The command
-// line options that name the profiles are profile_options.cpp's.
-#include "detail/profile_input.hpp"
+// perflow.costs and compare_measured): the choice of markers, and the measured step and stage
+// times. The command line options that name the profiles are src/cli/profile_options.cpp's.
+#include "perflow/reader/measurement.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -13,10 +13,11 @@
 #include <fmt/format.h>
 
 #include "perflow/core/error.hpp"
+#include "perflow/core/option_error.hpp"
 #include "perflow/reader/markers.hpp"
 #include "perflow/reader/profile_reader.hpp"
 
-namespace perflow::cli::detail {
+namespace perflow::reader {
 namespace {
 
 std::optional<std::int64_t> parse_whole(std::string_view text) {
@@ -32,27 +33,33 @@ std::map<std::int64_t, std::uint32_t> parse_rank_stages(const std::vector<std::s
   for (const std::string& item : items) {
     const std::size_t eq = item.find('=');
     const auto rank = parse_whole(std::string_view(item).substr(0, eq));
-    const auto stage =
-        eq == std::string::npos ? std::nullopt : parse_whole(std::string_view(item).substr(eq + 1));
-    if (!rank || !stage || *stage > 65535) {
-      throw Error(
-          fmt::format("--rank-stage '{}': expected RANK=STAGE (whole numbers, stage "
-                      "below 65536), e.g. 3=1",
-                      item));
+    // -1: no stage given or not a whole number (a plain integer: GCC's -O2 flow analysis
+    // takes an optional from a conditional for maybe-uninitialized).
+    const std::int64_t stage =
+        eq == std::string::npos ? -1
+                                : parse_whole(std::string_view(item).substr(eq + 1)).value_or(-1);
+    const std::string given = fmt::format("'{}'", item);
+    if (!rank || stage < 0 || stage > 65535) {
+      throw OptionError("rank_stage",
+                        {OptionError::field("rank_stage", given),
+                         OptionError::text(": expected RANK=STAGE (whole numbers, stage below "
+                                           "65536), e.g. 3=1")});
     }
-    if (!out.emplace(*rank, static_cast<std::uint32_t>(*stage)).second) {
-      throw Error(fmt::format("--rank-stage '{}': rank {} is given twice", item, *rank));
+    if (!out.emplace(*rank, static_cast<std::uint32_t>(stage)).second) {
+      throw OptionError("rank_stage",
+                        {OptionError::field("rank_stage", given),
+                         OptionError::text(fmt::format(": rank {} is given twice", *rank))});
     }
   }
   return out;
 }
 
-std::size_t count_matches(const std::vector<reader::KernelTrace>& traces,
-                          const reader::MarkerClassifier& classifier) {
+std::size_t count_matches(const std::vector<KernelTrace>& traces,
+                          const MarkerClassifier& classifier) {
   std::size_t matched = 0;
-  for (const reader::KernelTrace& trace : traces) {
+  for (const KernelTrace& trace : traces) {
     std::vector<std::size_t> per_name(trace.names.size(), 0);
-    for (const reader::Range& range : trace.ranges) ++per_name[range.name];
+    for (const Range& range : trace.ranges) ++per_name[range.name];
     for (std::size_t name = 0; name < per_name.size(); ++name) {
       if (per_name[name] > 0 &&
           classifier.classify(trace.names[static_cast<std::uint32_t>(name)])) {
@@ -65,30 +72,31 @@ std::size_t count_matches(const std::vector<reader::KernelTrace>& traces,
 
 }  // namespace
 
-Measurement measure_profiles(const ProfileOptions& options) {
+Measurement measure_profiles(const ProfileRequest& options) {
   // The CLI's parser refuses both together too; Python reaches here directly.
   if (!options.preset.empty() && !options.pattern.empty()) {
-    throw Error("--preset excludes --pattern");
+    throw OptionError("preset", {OptionError::field("preset"), OptionError::text(" excludes "),
+                                 OptionError::field("pattern")});
   }
-  reader::ExtractionOptions extraction;
+  ExtractionOptions extraction;
   extraction.rank_stage = parse_rank_stages(options.rank_stage);
   // An unknown preset or a bad pattern fails before any file is read.
-  std::optional<reader::MarkerClassifier> classifier;
+  std::optional<MarkerClassifier> classifier;
   Measurement out;
   if (!options.pattern.empty()) {
-    classifier = reader::MarkerClassifier::pattern(options.pattern);
+    classifier = MarkerClassifier::pattern(options.pattern);
     out.marker_choice = fmt::format("--pattern '{}'", options.pattern);
   } else if (!options.preset.empty()) {
-    classifier = reader::MarkerClassifier::preset(options.preset);
+    classifier = MarkerClassifier::preset(options.preset);
     out.marker_choice = "--preset " + options.preset;
   }
-  std::vector<reader::KernelTrace> traces;
+  std::vector<KernelTrace> traces;
   traces.reserve(options.profiles.size());
-  for (const std::string& path : options.profiles) traces.push_back(reader::read_profile(path));
+  for (const std::string& path : options.profiles) traces.push_back(read_profile(path));
   if (!classifier) {
     std::size_t best = 0;
-    for (const reader::MarkerPreset& preset : reader::marker_presets()) {
-      reader::MarkerClassifier candidate = reader::MarkerClassifier::preset(preset.name);
+    for (const MarkerPreset& preset : marker_presets()) {
+      MarkerClassifier candidate = MarkerClassifier::preset(preset.name);
       const std::size_t matched = count_matches(traces, candidate);
       if (matched > best) {
         best = matched;
@@ -97,26 +105,26 @@ Measurement measure_profiles(const ProfileOptions& options) {
     }
     if (!classifier) {
       std::vector<std::string> names;
-      for (const reader::MarkerPreset& preset : reader::marker_presets()) {
+      for (const MarkerPreset& preset : marker_presets()) {
         names.emplace_back(preset.name);
       }
       throw Error(
           fmt::format("{}: no range matched any marker preset ({}); name the ranges "
                       "to use with --pattern; {}",
                       fmt::join(options.profiles, ", "), fmt::join(names, ", "),
-                      reader::most_frequent_range_names(traces)));
+                      most_frequent_range_names(traces)));
     }
     out.marker_choice = fmt::format("{} (detected: the preset matching the most ranges, {})",
                                     classifier->name(), best);
   }
-  out.costs = reader::extract_costs(traces, *classifier, extraction);
+  out.costs = extract_costs(traces, *classifier, extraction);
   return out;
 }
 
-std::vector<MeasuredStep> measured_steps(const reader::ExtractedCosts& costs) {
+std::vector<MeasuredStep> measured_steps(const ExtractedCosts& costs) {
   std::map<std::int64_t, MeasuredStep> steps;
   std::map<std::int64_t, std::pair<TimeNs, TimeNs>> spans;
-  for (const reader::MeasuredTask& task : costs.tasks) {
+  for (const MeasuredTask& task : costs.tasks) {
     MeasuredStep& step = steps[task.iteration];
     step.iteration = task.iteration;
     step.warmup = step.warmup || task.warmup;
@@ -148,10 +156,10 @@ TimeNs median_step_time(const std::vector<MeasuredStep>& steps) {
   return times[(times.size() - 1) / 2];
 }
 
-std::vector<TimeNs> measured_stage_busy(const reader::ExtractedCosts& costs) {
+std::vector<TimeNs> measured_stage_busy(const ExtractedCosts& costs) {
   // (stage, profile, iteration) -> busy summed over its tasks.
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::int64_t>, TimeNs> sums;
-  for (const reader::MeasuredTask& task : costs.tasks) {
+  for (const MeasuredTask& task : costs.tasks) {
     if (!task.warmup) sums[{task.stage, task.profile, task.iteration}] += task.busy;
   }
   std::vector<std::vector<TimeNs>> per_stage(costs.stage_count);
@@ -174,4 +182,4 @@ std::string exact_duration(TimeNs ns) {
   return fmt::format("{}.{}us", whole, digits);
 }
 
-}  // namespace perflow::cli::detail
+}  // namespace perflow::reader

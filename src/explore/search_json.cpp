@@ -1,6 +1,6 @@
 // A search's result as JSON: what `perflow search -o PLANS.json` writes and Python's
 // perflow.search returns, from one function so the two cannot drift apart.
-#include "detail/search_json.hpp"
+#include "perflow/explore/search_json.hpp"
 
 #include <cstddef>
 #include <optional>
@@ -9,15 +9,15 @@
 
 #include <nlohmann/json.hpp>
 
-namespace perflow::cli::detail {
+namespace perflow::explore {
 namespace {
 
 nlohmann::json optional_number(const std::optional<double>& x) {
   return x ? nlohmann::json(*x) : nlohmann::json(nullptr);
 }
 
-nlohmann::json plan_json(const explore::PlanResult& r, std::size_t rank) {
-  const explore::Plan& p = r.plan;
+nlohmann::json plan_json(const PlanResult& r, std::size_t rank) {
+  const Plan& p = r.plan;
   return {{"rank", rank},
           {"schedule", p.schedule},
           {"pipeline", p.pipeline},
@@ -40,8 +40,8 @@ nlohmann::json plan_json(const explore::PlanResult& r, std::size_t rank) {
           {"config", p.config}};
 }
 
-nlohmann::json search_result_json(const explore::SearchResult& result) {
-  const explore::SearchCounts& c = result.counts;
+nlohmann::json search_result_json(const SearchResult& result) {
+  const SearchCounts& c = result.counts;
   nlohmann::json best = nlohmann::json::array();
   for (std::size_t i = 0; i < result.best.size(); ++i)
     best.push_back(plan_json(result.best[i], i + 1));
@@ -61,8 +61,8 @@ nlohmann::json search_result_json(const explore::SearchResult& result) {
 
 }  // namespace
 
-std::string search_result_text(const explore::SearchResult& result) {
+std::string search_result_text(const SearchResult& result) {
   return search_result_json(result).dump(1) + "\n";
 }
 
-}  // namespace perflow::cli::detail
+}  // namespace perflow::explore

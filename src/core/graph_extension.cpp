@@ -1,0 +1,391 @@
+#include "perflow/core/detail/graph_extension.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "perflow/core/error.hpp"
+
+namespace perflow::detail {
+
+GraphExtension::GraphExtension(EventGraph base) : base_(std::move(base)) {}
+
+void GraphExtension::reserve(std::size_t tasks, std::size_t edges) {
+  added_.reserve(tasks);
+  edge_from_.reserve(edges);
+  edge_to_.reserve(edges);
+}
+
+LaneId GraphExtension::add_lane(DeviceId device, std::string name) {
+  if (device.value >= base_.device_count()) {
+    throw ScheduleError(fmt::format("lane {} is placed on device {}, but the graph has {} devices",
+                                    name, device.value, base_.device_count()));
+  }
+  lanes_.push_back({device, std::move(name)});
+  return LaneId{static_cast<std::uint32_t>(base_.lane_count() + lanes_.size() - 1)};
+}
+
+TaskId GraphExtension::add_task(const TaskSpec& spec) {
+  const std::uint32_t devices = base_.device_count();
+  if (spec.device.value >= devices) {
+    throw ScheduleError(fmt::format("task {} is placed on device {}, but the graph has {} devices",
+                                    task_label(spec.kind, spec.microbatch, spec.chunk),
+                                    spec.device.value, devices));
+  }
+  if (spec.duration < 0) {
+    throw ScheduleError(fmt::format("task {} has a negative duration ({} ns)",
+                                    task_label(spec.kind, spec.microbatch, spec.chunk),
+                                    spec.duration));
+  }
+  if (spec.lane.valid()) {
+    const std::size_t lanes = base_.lane_count() + lanes_.size();
+    const bool exists = spec.lane.value < lanes;
+    const DeviceId owner = !exists ? DeviceId{}
+                           : spec.lane.value < base_.lane_count()
+                               ? base_.lane_info(spec.lane).device
+                               : lanes_[spec.lane.value - base_.lane_count()].device;
+    if (!exists || owner != spec.device) {
+      throw ScheduleError(fmt::format("task {} on device {} names lane {}, which {}",
+                                      task_label(spec.kind, spec.microbatch, spec.chunk),
+                                      spec.device.value, spec.lane.value,
+                                      !exists ? "does not exist" : "belongs to another device"));
+    }
+  }
+  if (task_count() >= (std::size_t{1} << 31) - 1) {
+    throw ScheduleError("too many tasks for one graph (limit 2^31 - 1)");
+  }
+  const TaskId id{static_cast<std::uint32_t>(task_count())};
+  added_.push_back(spec);
+  return id;
+}
+
+void GraphExtension::check_task(TaskId id, const char* what) const {
+  if (id.value >= task_count()) {
+    throw ScheduleError(fmt::format("{}: task id {} does not exist (the graph has {} tasks)", what,
+                                    id.value, task_count()));
+  }
+}
+
+void GraphExtension::check_added(TaskId id, const char* what) const {
+  check_task(id, what);
+  if (id.value < base_.task_count()) {
+    throw std::logic_error(fmt::format("{}: task id {} is not an added task", what, id.value));
+  }
+}
+
+void GraphExtension::add_dependence(TaskId from, TaskId to) {
+  check_task(from, "dependence source");
+  check_task(to, "dependence target");
+  if (from == to) {
+    throw ScheduleError(fmt::format("task id {} cannot depend on itself", from.value));
+  }
+  edge_from_.push_back(from);
+  edge_to_.push_back(to);
+}
+
+void GraphExtension::insert_before(TaskId anchor, TaskId task) {
+  check_added(task, "program entry");
+  if (anchor.value >= base_.task_count()) {
+    throw std::logic_error("GraphExtension::insert_before: the anchor is not a base task");
+  }
+  before_.emplace_back(anchor, task);
+}
+
+void GraphExtension::append_to_program(TaskId task) {
+  check_added(task, "program entry");
+  appended_.push_back(task);
+}
+
+void GraphExtension::set_duration(TaskId task, TimeNs duration) {
+  check_base(task);
+  if (durations_.empty()) {
+    const std::size_t n = base_.task_count();
+    durations_.reserve((n + added_.kind.capacity()) * 3 / 2);
+    durations_.resize(n);
+    for (std::uint32_t t = 0; t < n; ++t) durations_[t] = base_.duration(TaskId{t});
+  }
+  durations_[task.value] = duration;
+}
+
+void GraphExtension::set_memory_delta(TaskId task, double memory_delta) {
+  check_base(task);
+  if (memory_deltas_.empty()) {
+    const std::size_t n = base_.task_count();
+    memory_deltas_.reserve((n + added_.kind.capacity()) * 3 / 2);
+    memory_deltas_.resize(n);
+    for (std::uint32_t t = 0; t < n; ++t) memory_deltas_[t] = base_.memory_delta(TaskId{t});
+  }
+  memory_deltas_[task.value] = memory_delta;
+}
+
+void GraphExtension::check_base(TaskId task) const {
+  if (task.value >= base_.task_count()) {
+    throw std::logic_error(
+        fmt::format("GraphExtension: task id {} is not a base task", task.value));
+  }
+}
+
+void GraphExtension::set_paired(TaskId task) {
+  check_base(task);
+  paired_.push_back(task);
+}
+
+void GraphExtension::begin_freeze() {
+  const auto base_n = static_cast<std::uint32_t>(base_.task_count());
+  const std::size_t n = task_count();
+  const std::uint32_t base_lanes = base_.lane_count();
+  const std::size_t lanes = base_lanes + lanes_.size();
+  const auto lane_of_added = [&](TaskId t) { return added_.lane[t.value - base_n].value; };
+
+  // The inserted tasks grouped by anchor and the appended ones by lane, each group in the
+  // order of the calls (counting sorts).
+  BigVector<std::uint32_t> before_offset;
+  BigVector<TaskId> before;
+  if (!before_.empty()) {
+    before_offset.assign(std::size_t{base_n} + 1, 0);
+    for (const auto& [anchor, task] : before_) {
+      if (lane_of_added(task) != base_.lane(anchor).value) {
+        throw std::logic_error("GraphExtension::insert_before: the task is on another lane");
+      }
+      ++before_offset[anchor.value + 1];
+    }
+    for (std::size_t t = 0; t < base_n; ++t) before_offset[t + 1] += before_offset[t];
+    before.resize(before_.size());
+    for (const auto& [anchor, task] : before_) before[before_offset[anchor.value]++] = task;
+    for (std::size_t t = base_n; t > 0; --t) before_offset[t] = before_offset[t - 1];
+    before_offset[0] = 0;
+  }
+  std::vector<std::uint32_t> append_offset(lanes + 1, 0);
+  for (const TaskId t : appended_) ++append_offset[lane_of_added(t) + 1];
+  for (std::size_t l = 0; l < lanes; ++l) append_offset[l + 1] += append_offset[l];
+  std::vector<TaskId> append(appended_.size());
+  for (const TaskId t : appended_) append[append_offset[lane_of_added(t)]++] = t;
+  for (std::size_t l = lanes; l > 0; --l) append_offset[l] = append_offset[l - 1];
+  append_offset[0] = 0;
+
+  program_offset_.assign(lanes + 1, 0);
+  program_.reserve(base_.program_.size() + before_.size() + appended_.size());
+  for (std::size_t l = 0; l < lanes; ++l) {
+    if (l < base_lanes) {
+      for (const TaskId t : base_.program(LaneId{static_cast<std::uint32_t>(l)})) {
+        if (!before.empty()) {
+          for (std::uint32_t i = before_offset[t.value]; i < before_offset[t.value + 1]; ++i) {
+            program_.push_back(before[i]);
+          }
+        }
+        program_.push_back(t);
+      }
+    }
+    program_.insert(program_.end(), append.begin() + append_offset[l],
+                    append.begin() + append_offset[l + 1]);
+    program_offset_[l + 1] = static_cast<std::uint32_t>(program_.size());
+  }
+  if (!program_.empty() && program_.size() != n) {
+    throw ScheduleError(fmt::format("{} of the extended graph's {} tasks have a place in a program",
+                                    program_.size(), n));
+  }
+
+  pred_offset_.assign(n + 1, 0);
+  succ_offset_.assign(n + 1, 0);
+  for (std::size_t l = 0; l < lanes; ++l) {
+    for (std::uint32_t i = program_offset_[l] + 1; i < program_offset_[l + 1]; ++i) {
+      ++succ_offset_[program_[i - 1].value + 1];
+      ++pred_offset_[program_[i].value + 1];
+    }
+  }
+  for (std::size_t e = 0; e < edge_from_.size(); ++e) {
+    ++succ_offset_[edge_from_[e].value + 1];
+    ++pred_offset_[edge_to_[e].value + 1];
+  }
+}
+
+void GraphExtension::place_order_edges() {
+  const std::size_t n = task_count();
+  for (std::size_t t = 0; t < n; ++t) {
+    pred_offset_[t + 1] += pred_offset_[t];
+    succ_offset_[t + 1] += succ_offset_[t];
+  }
+  pred_.resize(pred_offset_[n]);
+  succ_.resize(succ_offset_[n]);
+  // Each offset is its list's cursor until finish_freeze puts them back.
+  for (std::size_t l = 0; l + 1 < program_offset_.size(); ++l) {
+    for (std::uint32_t i = program_offset_[l] + 1; i < program_offset_[l + 1]; ++i) {
+      const TaskId before = program_[i - 1];
+      const TaskId after = program_[i];
+      succ_[succ_offset_[before.value]++] = Adjacent(after, EdgeKind::Order);
+      pred_[pred_offset_[after.value]++] = Adjacent(before, EdgeKind::Order);
+    }
+  }
+}
+
+namespace {
+// Room for `total` rows, and half as many again when the column must move: a later pass
+// then appends in place (room not written costs no memory until it is).
+template <class T>
+void make_room(BigVector<T>& column, std::size_t total) {
+  if (column.capacity() < total) column.reserve(total + total / 2);
+}
+
+// Appends `added`'s rows of a column to `column`.
+template <class T>
+void append_column(BigVector<T>& column, const BigVector<T>& added, std::size_t total) {
+  make_room(column, total);
+  column.insert(column.end(), added.begin(), added.end());
+}
+}  // namespace
+
+EventGraph GraphExtension::finish_freeze() {
+  const std::size_t n = task_count();
+  const std::size_t base_n = base_.task_count();
+  for (std::size_t e = 0; e < edge_from_.size(); ++e) {
+    succ_[succ_offset_[edge_from_[e].value]++] = Adjacent(edge_to_[e], EdgeKind::Data);
+    pred_[pred_offset_[edge_to_[e].value]++] = Adjacent(edge_from_[e], EdgeKind::Data);
+  }
+  for (std::size_t t = n; t > 0; --t) {
+    pred_offset_[t] = pred_offset_[t - 1];
+    succ_offset_[t] = succ_offset_[t - 1];
+  }
+  pred_offset_[0] = 0;
+  succ_offset_[0] = 0;
+
+  // The columns: the base's, written out where an added row or a change needs it.
+  TaskColumns c = std::move(base_.tasks_);
+  const TaskColumns& a = added_;
+  const std::size_t added = a.size();
+  bool stage = !c.stage.empty(), chunk = !c.chunk.empty(), lane = !c.lane.empty();
+  for (std::size_t i = 0; i < added; ++i) {
+    stage = stage || a.stage[i].value != a.device[i].value;
+    chunk = chunk || a.chunk[i] != 0;
+    lane = lane || a.lane[i].value != a.device[i].value;
+  }
+  const bool costs = added > 0 || !durations_.empty() || !memory_deltas_.empty();
+  if (stage && c.stage.empty()) make_room(c.stage, n);
+  if (chunk && c.chunk.empty()) make_room(c.chunk, n);
+  if (lane && c.lane.empty()) make_room(c.lane, n);
+  if (costs && !c.placed.empty()) {
+    if (durations_.empty()) make_room(c.duration, n);
+    if (memory_deltas_.empty()) make_room(c.memory_delta, n);
+  }
+  if (stage) c.write_out_stage();
+  if (chunk) c.write_out_chunk();
+  if (lane) c.write_out_lane();
+  if (costs) {
+    c.write_out_costs(durations_.empty(), memory_deltas_.empty());
+    if (!durations_.empty()) c.duration = std::move(durations_);
+    if (!memory_deltas_.empty()) c.memory_delta = std::move(memory_deltas_);
+  }
+  if (added > 0) {
+    append_column(c.kind, a.kind, n);
+    append_column(c.device, a.device, n);
+    append_column(c.microbatch, a.microbatch, n);
+    if (stage) append_column(c.stage, a.stage, n);
+    if (chunk) append_column(c.chunk, a.chunk, n);
+    if (lane) append_column(c.lane, a.lane, n);
+    append_column(c.duration, a.duration, n);
+    append_column(c.memory_delta, a.memory_delta, n);
+    if (!a.iteration.empty() && c.iteration.empty()) c.iteration.assign(base_n, 0);
+    if (!c.iteration.empty()) {
+      if (a.iteration.empty()) {
+        c.iteration.resize(n, 0);
+      } else {
+        append_column(c.iteration, a.iteration, n);
+      }
+    }
+    if (!a.paired.empty() && c.paired.empty()) c.paired.assign(base_n, 0);
+    if (!c.paired.empty()) {
+      if (a.paired.empty()) {
+        c.paired.resize(n, 0);
+      } else {
+        append_column(c.paired, a.paired, n);
+      }
+    }
+  }
+  if (!paired_.empty() && c.paired.empty()) c.paired.assign(n, 0);
+  for (const TaskId t : paired_) c.paired[t.value] = 1;
+
+  EventGraph g;
+  g.device_count_ = base_.device_count_;
+  g.lanes_ = std::move(base_.lanes_);
+  g.lanes_.insert(g.lanes_.end(), std::make_move_iterator(lanes_.begin()),
+                  std::make_move_iterator(lanes_.end()));
+  g.tasks_ = std::move(c);
+  g.pred_offset_ = std::move(pred_offset_);
+  g.pred_ = std::move(pred_);
+  g.succ_.offset = std::move(succ_offset_);
+  g.succ_.list = std::move(succ_);
+  g.has_program_order_ = n > 0 && program_.size() == n;
+  g.program_offset_ = std::move(program_offset_);
+  g.program_ = std::move(program_);
+  if (!g.has_communication_lanes()) g.tasks_.lane = {};
+  BigVector<TaskId> base_order;
+  const bool base_identity = base_.ids_are_topological_;
+  if (!base_identity) base_order = std::move(base_.topo_);
+  base_ = EventGraph{};  // its arrays are freed before the order is sorted
+  if (!merged_order(g, base_n, base_identity, base_order)) g.sort_topologically();
+  return g;
+}
+
+// The base's order with each added task right after the last of its predecessors, added
+// tasks after the same base task by id: a topological order that visits tasks near where
+// the base's order did, so a pass over it reads the columns almost in order (Kahn's order
+// jumps between the base's tasks and the added ones). False, with g.topo_ untouched, when
+// an edge goes backwards in it (a dependence the pass added between base tasks, or an
+// added task after its consumer); the caller sorts then.
+bool GraphExtension::merged_order(EventGraph& g, std::size_t base_n, bool base_identity,
+                                  const BigVector<TaskId>& base_order) {
+  const std::size_t n = g.task_count();
+  if (n == 0) return true;
+  BigVector<std::uint32_t> position;  // of each base task in the base order
+  if (!base_identity) {
+    position.resize(base_n);
+    for (std::uint32_t i = 0; i < base_n; ++i) position[base_order[i].value] = i;
+  }
+  // Per added task: 1 + the position of the last base task it follows (0: none).
+  const std::size_t added = n - base_n;
+  BigVector<std::uint32_t> attach(added);
+  std::vector<std::uint32_t> count(base_n + 2, 0);
+  for (std::size_t a = 0; a < added; ++a) {
+    const auto v = static_cast<std::uint32_t>(base_n + a);
+    std::uint32_t at = 0;
+    for (const Adjacent& p : g.predecessors(TaskId{v})) {
+      const std::uint32_t u = p.task().value;
+      if (u < base_n) {
+        at = std::max(at, (base_identity ? u : position[u]) + 1);
+      } else if (u < v) {
+        at = std::max(at, attach[u - base_n]);
+      } else {
+        return false;  // after an added task with a higher id: not in id order
+      }
+    }
+    attach[a] = at;
+    ++count[at + 1];
+  }
+  for (std::size_t k = 0; k + 1 < count.size(); ++k) count[k + 1] += count[k];
+  BigVector<TaskId> order(n);
+  BigVector<std::uint32_t> rank(n);  // each task's place in `order`
+  std::size_t next = 0;
+  const auto put = [&](std::uint32_t t) {
+    rank[t] = static_cast<std::uint32_t>(next);
+    order[next++] = TaskId{t};
+  };
+  // Added tasks grouped by attach point, in id order within a group.
+  BigVector<std::uint32_t> grouped(added);
+  for (std::size_t a = 0; a < added; ++a) {
+    grouped[count[attach[a]]++] = static_cast<std::uint32_t>(base_n + a);
+  }
+  std::size_t g_at = 0;
+  for (std::uint32_t k = 0; k <= base_n; ++k) {
+    for (; g_at < added && attach[grouped[g_at] - base_n] == k; ++g_at) put(grouped[g_at]);
+    if (k < base_n) put(base_identity ? k : base_order[k].value);
+  }
+  for (std::uint32_t v = 0; v < n; ++v) {
+    for (const Adjacent& p : g.predecessors(TaskId{v})) {
+      if (rank[p.task().value] >= rank[v]) return false;
+    }
+  }
+  g.topo_ = std::move(order);
+  return true;
+}
+
+}  // namespace perflow::detail
