@@ -16,7 +16,7 @@ configure-release: deps
 	cmake -S . -B $(RELEASE_DIR) -DCMAKE_BUILD_TYPE=Release
 
 # The flagship example: prints a summary table and writes trace.svg and report.json. Also
-# builds the C++ examples the README names ($(RELEASE_DIR)/examples/heterogeneous_zbv,
+# builds the C++ examples docs/examples.md names ($(RELEASE_DIR)/examples/heterogeneous_zbv,
 # $(RELEASE_DIR)/examples/pipeline_1f1b).
 run: configure-release
 	cmake --build $(RELEASE_DIR) -j $(JOBS) --target perflow heterogeneous_zbv pipeline_1f1b

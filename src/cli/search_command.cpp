@@ -1,4 +1,5 @@
-// perflow search SEARCH.json: the best plans of a model on a cluster (README "Search").
+// perflow search SEARCH.json: the best plans of a model on a cluster (docs/search-and-sweeps.md
+// "Search").
 #include <algorithm>
 #include <cmath>
 #include <memory>

@@ -1,4 +1,4 @@
-// The sweep and search file formats, one entry per key (README "Sweeps" and "Search" say the
+// The sweep and search file formats, one entry per key (docs/search-and-sweeps.md says the
 // same in prose).
 #include "detail/file_fields.hpp"
 

@@ -1,4 +1,4 @@
-// The config format, one entry per key (README "Config format" says the same in prose).
+// The config format, one entry per key (docs/config.md says the same in prose).
 #include "detail/config_fields.hpp"
 
 #include <stdexcept>

@@ -21,7 +21,8 @@ struct GpuType {
   double capacity = 0;  ///< bytes of memory a plan may use on it (the cap applied)
 };
 
-/// The values a search tries (README "Search"); defaults are filled by parse_search.
+/// The values a search tries (docs/search-and-sweeps.md "Search"); defaults are filled by
+/// parse_search.
 struct SearchSpace {
   std::vector<std::string> schedules;
   std::vector<std::uint32_t> pipeline;         ///< pipeline depths (stages)

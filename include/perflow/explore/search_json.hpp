@@ -6,10 +6,10 @@
 
 namespace perflow::explore {
 
-/// A search's result as JSON text (README "Search"): the counts, then `best` and `pareto`,
-/// each plan with its rank, choices, figures and config. Byte for byte what
-/// `perflow search -o PLANS.json` writes and `--format json` prints; Python's perflow.search
-/// reads the same text.
+/// A search's result as JSON text (docs/search-and-sweeps.md "Search"): the counts, then `best` and
+/// `pareto`, each plan with its rank, choices, figures and config. Byte for byte what `perflow
+/// search -o PLANS.json` writes and `--format json` prints; Python's perflow.search reads the same
+/// text.
 std::string search_result_text(const SearchResult& result);
 
 }  // namespace perflow::explore

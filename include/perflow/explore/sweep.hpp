@@ -18,8 +18,8 @@ struct SweepAxis {
   std::vector<std::vector<nlohmann::json>> values;
 };
 
-/// A sweep file (README "Sweeps"): a base config and the axes varied over it. Runs are
-/// numbered 0..run_count()-1 with the first axis outermost, in the file's order.
+/// A sweep file (docs/search-and-sweeps.md "Sweeps"): a base config and the axes varied over it.
+/// Runs are numbered 0..run_count()-1 with the first axis outermost, in the file's order.
 struct Sweep {
   std::string file;          ///< the sweep file, for messages
   std::string base_file;     ///< the base config's file (the sweep file when inline)

@@ -12,7 +12,7 @@
 
 namespace perflow::explore {
 
-/// A sweep's results file: CSV with a header, or JSON Lines (README "Sweeps").
+/// A sweep's results file: CSV with a header, or JSON Lines (docs/search-and-sweeps.md "Sweeps").
 enum class TableFormat { Csv, Jsonl };
 
 /// The columns after `run` and the axes' pointers.

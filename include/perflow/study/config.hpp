@@ -60,7 +60,7 @@ struct ModelPlan {
   std::vector<double> gemm_max;
 };
 
-/// A `perflow simulate` configuration (see README "Config format").
+/// A `perflow simulate` configuration (see docs/config.md).
 struct Config {
   std::string file;         ///< where it came from, for messages
   std::string description;  ///< optional free text, used as the timeline title

@@ -8,7 +8,7 @@
 
 namespace perflow::study {
 
-/// The `--report` document (a contract: see README "Report format"). Times are integer
+/// The `--report` document (a contract: see docs/report.md). Times are integer
 /// nanoseconds in `*_ns` fields; `order` lists each device's task labels as executed.
 ///
 /// Written value by value (no JSON tree: a million tasks would cost a million nodes), with

@@ -4,7 +4,7 @@
 
 namespace perflow::cli::detail {
 
-/// Exit codes of the perflow command (a contract: README "Exit codes").
+/// Exit codes of the perflow command (a contract: docs/cli.md "Exit codes").
 enum ExitCode : int {
   kSuccess = 0,
   kInternalError = 1,
