@@ -34,6 +34,12 @@ nlohmann::json error_json(TimeNs predicted, TimeNs measured) {
   return error ? nlohmann::json(*error) : nlohmann::json();
 }
 
+// Stage `s` of the comparison; an empty one for a stage only a breakdown names.
+const StageComparison& stage_at(const MeasuredComparison& c, std::size_t s) {
+  static const StageComparison kNone{};
+  return s < c.stages.size() ? c.stages[s] : kNone;
+}
+
 }  // namespace
 
 MeasuredComparison compare_measured(const std::string& config_file, const std::string& schedule,
@@ -79,33 +85,22 @@ MeasuredComparison compare_measured(const std::string& config_file, const std::s
 
 std::string comparison_json(const MeasuredComparison& c, std::string_view timeline) {
   const ExtractedCosts& costs = c.measurement.costs;
-  const std::vector<StepBreakdown>& breakdowns = c.breakdowns;
-  const std::int64_t breakdown_iteration = c.breakdown_iteration;
-  const TimeNs predicted_step = c.predicted_step;
-  const TimeNs measured_step = c.measured_step;
-  const std::size_t steady = c.steady;
-  const std::size_t stages = c.stages.size();
-  auto predicted_busy = [&](std::size_t s) { return c.stages[s].predicted_busy; };
-  auto measured_busy = [&](std::size_t s) { return c.stages[s].measured_busy; };
-  auto predicted_idle = [&](std::size_t s) -> std::optional<TimeNs> {
-    return s < c.stages.size() ? c.stages[s].predicted_idle : std::nullopt;
-  };
   auto breakdown = [&](std::size_t s) -> const StepBreakdown* {
-    for (const StepBreakdown& b : breakdowns) {
+    for (const StepBreakdown& b : c.breakdowns) {
       if (b.stage == s) return &b;
     }
     return nullptr;
   };
   auto ns = [](std::optional<TimeNs> t) { return t ? nlohmann::json(*t) : nlohmann::json(); };
   nlohmann::json per_stage = nlohmann::json::array();
-  for (std::size_t s = 0; s < stages; ++s) {
-    const std::optional<TimeNs> p = predicted_busy(s);
-    const std::optional<TimeNs> m = measured_busy(s);
+  for (std::size_t s = 0; s < c.stages.size(); ++s) {
+    const std::optional<TimeNs> p = c.stages[s].predicted_busy;
+    const std::optional<TimeNs> m = c.stages[s].measured_busy;
     nlohmann::json entry = {{"stage", s},
                             {"predicted_busy_ns", ns(p)},
                             {"measured_busy_ns", ns(m)},
                             {"busy_error", p && m ? error_json(*p, *m) : nlohmann::json()},
-                            {"predicted_idle_ns", ns(predicted_idle(s))}};
+                            {"predicted_idle_ns", ns(c.stages[s].predicted_idle)}};
     if (const StepBreakdown* b = breakdown(s)) {
       entry["measured_step"] = {{"profile", costs.profiles[b->profile].path},
                                 {"window_ns", b->window},
@@ -116,10 +111,11 @@ std::string comparison_json(const MeasuredComparison& c, std::string_view timeli
                                 {"host_gaps_ns", b->host_gaps}};
       entry["measured_idle_ns"] = b->window - b->task_compute;
       entry["unmodelled_share"] =
-          b->window > 0 ? nlohmann::json(static_cast<double>(b->window - b->task_compute -
-                                                             predicted_idle(s).value_or(0)) /
-                                         static_cast<double>(b->window))
-                        : nlohmann::json();
+          b->window > 0
+              ? nlohmann::json(static_cast<double>(b->window - b->task_compute -
+                                                   c.stages[s].predicted_idle.value_or(0)) /
+                               static_cast<double>(b->window))
+              : nlohmann::json();
     } else {
       entry["measured_step"] = nullptr;
       entry["measured_idle_ns"] = nullptr;
@@ -131,56 +127,45 @@ std::string comparison_json(const MeasuredComparison& c, std::string_view timeli
       {"markers", costs.marker},
       {"marker_choice", c.measurement.marker_choice},
       {"config", c.config_file},
-      {"predicted_step_ns", predicted_step},
-      {"measured_step_ns", measured_step},
-      {"steady_iterations", steady},
-      {"step_error", error_json(predicted_step, measured_step)},
+      {"predicted_step_ns", c.predicted_step},
+      {"measured_step_ns", c.measured_step},
+      {"steady_iterations", c.steady},
+      {"step_error", error_json(c.predicted_step, c.measured_step)},
       {"breakdown_iteration",
-       breakdown_iteration < 0 ? nlohmann::json() : nlohmann::json(breakdown_iteration)},
-      {"unmodelled_step_ns", measured_step - predicted_step},
+       c.breakdown_iteration < 0 ? nlohmann::json() : nlohmann::json(c.breakdown_iteration)},
+      {"unmodelled_step_ns", c.measured_step - c.predicted_step},
       {"unmodelled_step_share",
-       measured_step > 0 ? nlohmann::json(static_cast<double>(measured_step - predicted_step) /
-                                          static_cast<double>(measured_step))
-                         : nlohmann::json()},
+       c.measured_step > 0
+           ? nlohmann::json(static_cast<double>(c.measured_step - c.predicted_step) /
+                            static_cast<double>(c.measured_step))
+           : nlohmann::json()},
       {"stages", per_stage},
       {"timeline", timeline.empty() ? nlohmann::json() : nlohmann::json(timeline)}};
   return out.dump(1) + "\n";
 }
 
 std::string comparison_text(const MeasuredComparison& c, std::string_view timeline) {
-  const std::vector<StepBreakdown>& breakdowns = c.breakdowns;
-  const std::int64_t breakdown_iteration = c.breakdown_iteration;
   const TimeNs predicted_step = c.predicted_step;
   const TimeNs measured_step = c.measured_step;
-  const std::size_t steady = c.steady;
-  const std::size_t stages = c.stages.size();
-  auto predicted_busy = [&](std::size_t s) { return c.stages[s].predicted_busy; };
-  auto measured_busy = [&](std::size_t s) { return c.stages[s].measured_busy; };
-  auto predicted_idle = [&](std::size_t s) -> std::optional<TimeNs> {
-    return s < c.stages.size() ? c.stages[s].predicted_idle : std::nullopt;
-  };
-  auto stage_busy = [&](std::size_t s) -> std::optional<TimeNs> {
-    return s < c.stages.size() ? c.stages[s].predicted_busy : std::nullopt;
-  };
   std::string out = fmt::format("markers: {}\n", c.measurement.marker_choice);
   out += fmt::format("predicted step: {} ({})\n", format_duration(predicted_step), c.config_file);
   out +=
       fmt::format("measured step:  {} (lower median over {} steady iteration{}, F/B/W work only)\n",
-                  format_duration(measured_step), steady, steady == 1 ? "" : "s");
+                  format_duration(measured_step), c.steady, c.steady == 1 ? "" : "s");
   out += fmt::format("step time error: {}\n", error_text(predicted_step, measured_step));
   out += "per stage (busy time per iteration):\n";
   out += fmt::format("  {:<6} {:>14} {:>14} {:>9}\n", "stage", "predicted", "measured", "error");
-  for (std::size_t s = 0; s < stages; ++s) {
-    const std::optional<TimeNs> p = predicted_busy(s);
-    const std::optional<TimeNs> m = measured_busy(s);
+  for (std::size_t s = 0; s < c.stages.size(); ++s) {
+    const std::optional<TimeNs> p = c.stages[s].predicted_busy;
+    const std::optional<TimeNs> m = c.stages[s].measured_busy;
     out += fmt::format("  {:<6} {:>14} {:>14} {:>9}\n", s, p ? format_duration(*p) : "-",
                        m ? format_duration(*m) : "-", p && m ? error_text(*p, *m) : "-");
   }
-  if (!breakdowns.empty()) {
+  if (!c.breakdowns.empty()) {
     out += fmt::format(
         "where the measured step went ({}, the median step; each stage's first profile):\n",
-        breakdown_iteration < 0 ? std::string("the profile")
-                                : fmt::format("ProfilerStep#{}", breakdown_iteration));
+        c.breakdown_iteration < 0 ? std::string("the profile")
+                                  : fmt::format("ProfilerStep#{}", c.breakdown_iteration));
     out += fmt::format("  {:<6} {:>10} {:>18} {:>18} {:>18} {:>18} {:>18}\n", "stage", "step",
                        "GPU busy: tasks", "GPU busy: other", "communication", "GPU idle in tasks",
                        "host-bound gaps");
@@ -189,7 +174,7 @@ std::string comparison_text(const MeasuredComparison& c, std::string_view timeli
           "{} {:>5.1f}%", format_duration(t),
           window > 0 ? 100.0 * static_cast<double>(t) / static_cast<double>(window) : 0.0);
     };
-    for (const StepBreakdown& b : breakdowns) {
+    for (const StepBreakdown& b : c.breakdowns) {
       out += fmt::format("  {:<6} {:>10} {:>18} {:>18} {:>18} {:>18} {:>18}\n", b.stage,
                          format_duration(b.window), part(b.task_compute, b.window),
                          part(b.other_compute, b.window), part(b.communication, b.window),
@@ -200,9 +185,9 @@ std::string comparison_text(const MeasuredComparison& c, std::string_view timeli
         "rest of a step is idle):\n";
     out += fmt::format("  {:<6} {:>14} {:>14} {:>9} {:>14} {:>14} {:>13}\n", "stage", "busy pred.",
                        "busy meas.", "error", "idle pred.", "idle meas.", "not modelled");
-    for (const StepBreakdown& b : breakdowns) {
-      const std::optional<TimeNs> p = stage_busy(b.stage);
-      const std::optional<TimeNs> idle = predicted_idle(b.stage);
+    for (const StepBreakdown& b : c.breakdowns) {
+      const std::optional<TimeNs> p = stage_at(c, b.stage).predicted_busy;
+      const std::optional<TimeNs> idle = stage_at(c, b.stage).predicted_idle;
       const TimeNs measured_idle = b.window - b.task_compute;
       out += fmt::format(
           "  {:<6} {:>14} {:>14} {:>9} {:>14} {:>14} {:>13}\n", b.stage,
