@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "detail/task_admission.hpp"
 #include "perflow/core/error.hpp"
 
 namespace perflow {
@@ -202,27 +203,39 @@ void EventGraphBuilder::reserve(std::size_t tasks, std::size_t edges) {
   edge_to_.reserve(edges);
 }
 
-TaskId EventGraphBuilder::add_task(const TaskSpec& spec) {
-  if (spec.device.value >= device_count_) {
+namespace detail {
+
+void check_new_task(const TaskSpec& spec, std::uint32_t devices, std::size_t task_count,
+                    std::optional<DeviceId> lane_owner) {
+  if (spec.device.value >= devices) {
     throw ScheduleError(fmt::format("task {} is placed on device {}, but the graph has {} devices",
                                     task_label(spec.kind, spec.microbatch, spec.chunk),
-                                    spec.device.value, device_count_));
+                                    spec.device.value, devices));
   }
   if (spec.duration < 0) {
     throw ScheduleError(fmt::format("task {} has a negative duration ({} ns)",
                                     task_label(spec.kind, spec.microbatch, spec.chunk),
                                     spec.duration));
   }
-  if (spec.lane.valid() &&
-      (spec.lane.value >= lanes_.size() || lanes_[spec.lane.value].device != spec.device)) {
-    throw ScheduleError(fmt::format(
-        "task {} on device {} names lane {}, which {}",
-        task_label(spec.kind, spec.microbatch, spec.chunk), spec.device.value, spec.lane.value,
-        spec.lane.value >= lanes_.size() ? "does not exist" : "belongs to another device"));
+  if (spec.lane.valid() && (!lane_owner || *lane_owner != spec.device)) {
+    throw ScheduleError(fmt::format("task {} on device {} names lane {}, which {}",
+                                    task_label(spec.kind, spec.microbatch, spec.chunk),
+                                    spec.device.value, spec.lane.value,
+                                    !lane_owner ? "does not exist" : "belongs to another device"));
   }
-  if (tasks_.size() >= (std::size_t{1} << 31) - 1) {
+  if (task_count >= (std::size_t{1} << 31) - 1) {
     throw ScheduleError("too many tasks for one graph (limit 2^31 - 1)");
   }
+}
+
+}  // namespace detail
+
+TaskId EventGraphBuilder::add_task(const TaskSpec& spec) {
+  std::optional<DeviceId> lane_owner;
+  if (spec.lane.valid() && spec.lane.value < lanes_.size()) {
+    lane_owner = lanes_[spec.lane.value].device;
+  }
+  detail::check_new_task(spec, device_count_, tasks_.size(), lane_owner);
   const TaskId id{static_cast<std::uint32_t>(tasks_.size())};
   tasks_.push_back(spec);
   in_program_.push_back(0);

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "detail/task_admission.hpp"
 #include "perflow/core/error.hpp"
 
 namespace perflow::detail {
@@ -27,34 +28,16 @@ LaneId GraphExtension::add_lane(DeviceId device, std::string name) {
 }
 
 TaskId GraphExtension::add_task(const TaskSpec& spec) {
-  const std::uint32_t devices = base_.device_count();
-  if (spec.device.value >= devices) {
-    throw ScheduleError(fmt::format("task {} is placed on device {}, but the graph has {} devices",
-                                    task_label(spec.kind, spec.microbatch, spec.chunk),
-                                    spec.device.value, devices));
-  }
-  if (spec.duration < 0) {
-    throw ScheduleError(fmt::format("task {} has a negative duration ({} ns)",
-                                    task_label(spec.kind, spec.microbatch, spec.chunk),
-                                    spec.duration));
-  }
+  std::optional<DeviceId> lane_owner;
   if (spec.lane.valid()) {
-    const std::size_t lanes = base_.lane_count() + lanes_.size();
-    const bool exists = spec.lane.value < lanes;
-    const DeviceId owner = !exists ? DeviceId{}
-                           : spec.lane.value < base_.lane_count()
-                               ? base_.lane_info(spec.lane).device
-                               : lanes_[spec.lane.value - base_.lane_count()].device;
-    if (!exists || owner != spec.device) {
-      throw ScheduleError(fmt::format("task {} on device {} names lane {}, which {}",
-                                      task_label(spec.kind, spec.microbatch, spec.chunk),
-                                      spec.device.value, spec.lane.value,
-                                      !exists ? "does not exist" : "belongs to another device"));
+    const std::size_t base_lanes = base_.lane_count();
+    if (spec.lane.value < base_lanes) {
+      lane_owner = base_.lane_info(spec.lane).device;
+    } else if (spec.lane.value < base_lanes + lanes_.size()) {
+      lane_owner = lanes_[spec.lane.value - base_lanes].device;
     }
   }
-  if (task_count() >= (std::size_t{1} << 31) - 1) {
-    throw ScheduleError("too many tasks for one graph (limit 2^31 - 1)");
-  }
+  detail::check_new_task(spec, base_.device_count(), task_count(), lane_owner);
   const TaskId id{static_cast<std::uint32_t>(task_count())};
   added_.push_back(spec);
   return id;
