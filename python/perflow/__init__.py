@@ -32,6 +32,8 @@ from ._perflow import (KINDS, Calibration, Config, ConfigError, CostTable, Cycle
 from ._analysis import calibrate, compare_measured, explain, plot
 from ._explore import costs, costs_json, search, sweep
 from ._source import source
+from ._source import text as _text
+from ._source import to_json as _to_json
 
 __all__ = [
     "KINDS", "Calibration", "Config", "ConfigError", "CostTable", "CycleError", "Error",
@@ -49,9 +51,16 @@ def _overrides(set):  # noqa: A002 (the CLI's --set)
     if set is None:
         return []
     if isinstance(set, dict):
-        return [f"{pointer}={json.dumps(value)}" for pointer, value in set.items()]
+        overrides = []
+        for pointer, value in set.items():
+            if not isinstance(pointer, str):
+                raise TypeError("set: expected JSON pointers (str) as keys, found "
+                                f"{type(pointer).__name__}")
+            pointer = _text(pointer, "set")
+            overrides.append(f"{pointer}={_to_json(value, 'set', pointer)}")
+        return overrides
     if isinstance(set, (list, tuple)) and all(isinstance(o, str) for o in set):
-        return list(set)
+        return [_text(o, "set") for o in set]
     raise TypeError("set: expected a dict {pointer: value} or a list of 'POINTER=VALUE' "
                     f"strings, found {type(set).__name__}")
 
@@ -59,16 +68,23 @@ def _overrides(set):  # noqa: A002 (the CLI's --set)
 def load_config(config, set=None):  # noqa: A002
     """A checked ``Config``, as ``perflow simulate`` reads it.
 
-    ``config`` is a dict, JSON text, or a path (str or ``os.PathLike``); errors name
+    ``config`` is a dict, JSON text, or a path (str, bytes or ``os.PathLike``); errors name
     ``<dict>``, ``<string>`` or the file. ``set`` overrides fields first, as ``--set`` does:
     ``{"/pipeline/stages": 16}`` or ``["/pipeline/stages=16"]``. A ``Config`` is returned
-    as it is (without ``set``).
+    as it is (without ``set``). The schedule's rules are checked here too, so that sizes it
+    refuses (``zb-h1`` with 5 chunks) are a ``ConfigError`` at the field, not at
+    ``simulate()``.
     """
+    return _load(config, set, "config")
+
+
+def _load(config, set, what):  # noqa: A002
+    """load_config, with `what` naming the argument in errors (calibrate's ``measured``)."""
     if isinstance(config, Config):
         if set:
             raise TypeError("set: a Config is already checked; pass the dict, text or path")
         return config
-    return _perflow._load_config(*source(config, "config"), _overrides(set))
+    return _perflow._load_config(*source(config, what), _overrides(set))
 
 
 def simulate_json(config, set=None):  # noqa: A002

@@ -13,9 +13,9 @@ from ._explore import _name, _path, _profiles, _rank_stages
 __all__ = ["calibrate", "compare_measured", "explain", "plot"]
 
 
-def _config(config, set=None):  # noqa: A002 (the CLI's --set)
-    from . import load_config  # the package defines it after importing this module
-    return load_config(config, set)
+def _config(config, set=None, what="config"):  # noqa: A002 (the CLI's --set)
+    from . import _load  # the package defines it after importing this module
+    return _load(config, set, what)
 
 
 def explain(config, set=None):  # noqa: A002
@@ -34,7 +34,7 @@ def calibrate(config, measured):
     the same run): a ``Calibration`` with ``.device_types`` (``GemmFit`` each), ``.text``
     (what ``perflow calibrate CONFIG MEASURED`` prints) and ``.json()`` (``--format json``).
     """
-    return _perflow._calibrate(_config(config), _config(measured))
+    return _perflow._calibrate(_config(config), _config(measured, what="measured"))
 
 
 def compare_measured(config, paths, preset=None, pattern=None, rank_stage=None,
@@ -61,4 +61,5 @@ def plot(results, x, y, by=None):
     for value, what in ((x, "x"), (y, "y")):
         if not isinstance(value, str):
             raise TypeError(f"{what}: expected a column name (str), found {type(value).__name__}")
-    return _perflow._plot(_path(results, "results"), x, y, _name(by, "by"))
+    return _perflow._plot(_path(results, "results"), _name(x, "x"), _name(y, "y"),
+                          _name(by, "by"))

@@ -14,7 +14,7 @@ import numbers
 import os
 
 from . import _perflow
-from ._source import source
+from ._source import path, source, text
 
 __all__ = ["costs", "costs_json", "search", "sweep"]
 
@@ -23,17 +23,17 @@ _MAX_JOBS = 4096
 
 
 def _path(value, what):
-    """A path as the CLI takes it (str or os.PathLike, relative to the current directory)."""
-    if isinstance(value, (str, os.PathLike)):
-        path = os.fspath(value)
-        if isinstance(path, str):
-            return path
-    raise TypeError(f"{what}: expected a path (str or os.PathLike), found {type(value).__name__}")
+    """A path as the CLI takes it (str, bytes or os.PathLike, relative to the current
+    directory), as the bytes the C++ side opens (_source.path)."""
+    if isinstance(value, (str, bytes, os.PathLike)):
+        return path(value, what)
+    raise TypeError(f"{what}: expected a path (str, bytes or os.PathLike), found "
+                    f"{type(value).__name__}")
 
 
 def _profiles(paths):
     """PROFILE...: one path, or a list of them."""
-    if isinstance(paths, (str, os.PathLike)):
+    if isinstance(paths, (str, bytes, os.PathLike)):
         return [_path(paths, "paths")]
     if not isinstance(paths, (list, tuple)):
         raise TypeError("paths: expected a profile's path or a list of paths, found "
@@ -49,7 +49,7 @@ def _name(value, what):
         return ""
     if not isinstance(value, str):
         raise TypeError(f"{what}: expected a str, found {type(value).__name__}")
-    return value
+    return text(value, what)
 
 
 def _whole(value, what):
@@ -76,12 +76,12 @@ def _rank_stages(rank_stage):
     if rank_stage is None:
         return []
     if isinstance(rank_stage, dict):
-        return [f"{rank}={stage}" for rank, stage in rank_stage.items()]
+        return [text(f"{rank}={stage}", "rank_stage") for rank, stage in rank_stage.items()]
     if isinstance(rank_stage, str):
         rank_stage = [rank_stage]
     if isinstance(rank_stage, (list, tuple)) and all(isinstance(r, str) for r in rank_stage):
         # As the CLI splits each --rank-stage value at commas.
-        return [item for r in rank_stage for item in r.split(",")]
+        return [item for r in rank_stage for item in text(r, "rank_stage").split(",")]
     raise TypeError("rank_stage: expected a dict {rank: stage}, 'RANK=STAGE' or a list of "
                     f"'RANK=STAGE' strings, found {type(rank_stage).__name__}")
 
@@ -99,17 +99,19 @@ def _document(config, what, keys_at):
     """(source, file, is_path, order) for the C++ side: a path is read there, as the CLI
     reads it; a dict (named "<dict>") or JSON text ("<string>") goes as text, with the keys
     of the object at `keys_at` in the order written, which the C++ JSON objects forget."""
-    text, file, is_path = source(config, what)
+    document, file, is_path = source(config, what)
     if is_path:
-        return text, file, True, []
+        return document, file, True, []
     try:
         # As the C++ reads it (a dict's non-str keys as json.dumps writes them).
-        node = json.loads(text)
-    except ValueError:
-        return text, file, False, []  # the C++ reports where the text is wrong
-    for key in keys_at:
-        node = node.get(key) if isinstance(node, dict) else None
-    return text, file, False, list(node) if isinstance(node, dict) else []
+        node = json.loads(document)
+        for key in keys_at:
+            node = node.get(key) if isinstance(node, dict) else None
+        # Keys that are not text (an escaped lone surrogate) are the C++ parser's to report.
+        return document, file, False, [text(k, what) for k in node] \
+            if isinstance(node, dict) else []
+    except (ValueError, RecursionError):
+        return document, file, False, []  # the C++ reports where the text is wrong
 
 
 def costs_json(paths, preset=None, pattern=None, rank_stage=None, schedule=None, stages=None,

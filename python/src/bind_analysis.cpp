@@ -113,8 +113,10 @@ void bind_analysis(py::module_& m) {
                                  "GEMM efficiencies fitted to measured costs "
                                  "(perflow.calibrate): .device_types, .text, .json()")
       .def_readonly("device_types", &study::Calibration::device_types)
-      .def_readonly("config_file", &study::Calibration::config_file)
-      .def_readonly("measured_file", &study::Calibration::measured_file)
+      .def_property_readonly("config_file",
+                             [](const study::Calibration& c) { return path_text(c.config_file); })
+      .def_property_readonly("measured_file",
+                             [](const study::Calibration& c) { return path_text(c.measured_file); })
       .def_property_readonly("text", &study::calibration_text,
                              "What `perflow calibrate CONFIG MEASURED` prints")
       .def(
@@ -182,11 +184,13 @@ void bind_analysis(py::module_& m) {
           "The same picture as PNG bytes")
       .def(
           "save",
-          [](const Comparison& c, const std::filesystem::path& path) {
-            const visualizer::ImageFormat format = visualizer::image_format_of(path);
-            write_file_atomically(path, comparison_picture(c, format));
+          [](const Comparison& c, const py::object& path) {
+            const std::filesystem::path file = path_of(path, "path");
+            const py::gil_scoped_release release;
+            const visualizer::ImageFormat format = visualizer::image_format_of(file);
+            write_file_atomically(file, comparison_picture(c, format));
           },
-          py::arg("path"), released,
+          py::arg("path"),
           "Writes the picture `--timeline FILE` writes; the extension picks the format (.svg, "
           ".png, .pdf); atomic")
       .def("_repr_svg_",
@@ -243,11 +247,13 @@ void bind_analysis(py::module_& m) {
           "The chart as PNG bytes")
       .def(
           "save",
-          [](const visualizer::ChartData& chart, const std::filesystem::path& path) {
+          [](const visualizer::ChartData& chart, const py::object& path) {
+            const std::filesystem::path file = path_of(path, "path");
+            const py::gil_scoped_release release;
             write_file_atomically(
-                path, visualizer::render_chart(chart, visualizer::image_format_of(path)));
+                file, visualizer::render_chart(chart, visualizer::image_format_of(file)));
           },
-          py::arg("path"), released,
+          py::arg("path"),
           "Writes the chart `perflow plot -o FILE` writes; the extension picks the format "
           "(.svg, .png, .pdf); atomic")
       .def("_repr_svg_",

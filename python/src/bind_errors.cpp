@@ -33,10 +33,7 @@ py::handle new_class(py::module_& m, const char* name, py::handle bases, const c
 
 // Text from C++ as a Python str: messages may quote input bytes that are not UTF-8 (a
 // Latin-1 config, a path), which must not turn the error into a UnicodeDecodeError.
-py::str text(const std::string& bytes) {
-  return py::reinterpret_steal<py::str>(PyUnicode_DecodeUTF8(
-      bytes.data(), static_cast<py::ssize_t>(bytes.size()), "backslashreplace"));
-}
+py::str text(const std::string& bytes) { return shown_text(bytes); }
 
 // Raises an instance of `cls` with `message` and the given attributes.
 void raise(py::handle cls, const char* message, const py::dict& attributes = {}) {

@@ -100,7 +100,7 @@ GraphPtr scale(const GraphPtr& graph, const std::optional<py::dict>& by_kind,
   trace_op::ScaleFactors factors;
   if (by_kind) {
     for (const auto& [key, value] : *by_kind) {
-      const auto name = key.cast<std::string>();
+      const std::string name = text_of(key, "by_kind");
       const std::optional<TaskKind> kind = parse_task_kind(name);
       if (!kind) {
         std::string names;
@@ -259,11 +259,11 @@ void bind_graph(py::module_& m) {
 
   m.def(
       "build_schedule",
-      [](const std::string& schedule, std::uint32_t stages, std::uint32_t microbatches,
+      [](const py::object& schedule, std::uint32_t stages, std::uint32_t microbatches,
          std::uint32_t chunks, const py::object& costs, bool split_backward,
          std::uint32_t microbatch_group_size, double memory_limit) {
         parallel::PipelineSpec spec;
-        spec.schedule = schedule;
+        spec.schedule = text_of(schedule, "schedule");
         spec.stages = stages;
         spec.microbatches = microbatches;
         spec.chunks = chunks;

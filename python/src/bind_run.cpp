@@ -28,10 +28,12 @@ namespace {
 using simulator::Link;
 using simulator::SimulationOptions;
 
-Run simulate_graph(const GraphPtr& graph, const std::string& mode, const py::object& p2p_latency,
-                   std::uint32_t devices_per_node, const Link& intra_node, const Link& inter_node,
+Run simulate_graph(const GraphPtr& graph, const py::object& mode_name,
+                   const py::object& p2p_latency, std::uint32_t devices_per_node,
+                   const Link& intra_node, const Link& inter_node,
                    const std::vector<double>& boundary_bytes) {
   SimulationOptions options;
+  const std::string mode = text_of(mode_name, "mode");
   const std::optional<simulator::SimulationMode> parsed = simulator::parse_simulation_mode(mode);
   if (!parsed) {
     throw UnknownNameError("simulate: unknown mode '" + mode + "'; the modes are ordered, greedy");
@@ -60,6 +62,35 @@ struct Style {
   bool arrows = false;
   double width = 1600;
 };
+
+// An optional text argument (None: not given).
+std::optional<std::string> optional_text(const py::object& value, const char* what) {
+  if (value.is_none()) return std::nullopt;
+  return text_of(value, what);
+}
+
+// An optional list of text (device_labels; None: not given).
+std::optional<std::vector<std::string>> optional_texts(const py::object& value, const char* what) {
+  if (value.is_none()) return std::nullopt;
+  if (!py::isinstance<py::list>(value) && !py::isinstance<py::tuple>(value)) {
+    throw py::type_error(std::string(what) + ": expected a list of str, found " + type_name(value));
+  }
+  std::vector<std::string> texts;
+  for (const py::handle item : value) texts.push_back(text_of(item, what));
+  return texts;
+}
+
+// The Style of the drawing methods' keyword arguments.
+Style style_of(const py::object& title, const py::object& subtitle, const py::object& device_labels,
+               bool memory_chart, bool critical_path, bool arrows, double width) {
+  return Style{optional_text(title, "title"),
+               optional_text(subtitle, "subtitle"),
+               optional_texts(device_labels, "device_labels"),
+               memory_chart,
+               critical_path,
+               arrows,
+               width};
+}
 
 visualizer::TimelineOptions timeline_options(const Run& run, const Style& style) {
   visualizer::TimelineOptions options;
@@ -145,12 +176,11 @@ template <typename Class, typename Fn>
 void def_drawing(Class& cls, const char* name, Fn fn, const char* doc) {
   cls.def(
       name,
-      [fn](const Run& run, const std::optional<std::string>& title,
-           const std::optional<std::string>& subtitle,
-           const std::optional<std::vector<std::string>>& device_labels, bool memory_chart,
-           bool critical_path, bool arrows, double width) {
-        return fn(
-            run, Style{title, subtitle, device_labels, memory_chart, critical_path, arrows, width});
+      [fn](const Run& run, const py::object& title, const py::object& subtitle,
+           const py::object& device_labels, bool memory_chart, bool critical_path, bool arrows,
+           double width) {
+        return fn(run, style_of(title, subtitle, device_labels, memory_chart, critical_path, arrows,
+                                width));
       },
       py::kw_only(), py::arg("title") = py::none(), py::arg("subtitle") = py::none(),
       py::arg("device_labels") = py::none(), py::arg("memory_chart") = false,
@@ -165,7 +195,7 @@ void bind_run(py::module_& m) {
              Link link;
              link.latency = duration_of(latency, "latency");
              if (py::isinstance<py::str>(bandwidth)) {
-               const auto text = bandwidth.cast<std::string>();
+               const std::string text = text_of(bandwidth, "bandwidth");
                try {
                  link.bandwidth = parse_bandwidth(text);
                } catch (const std::invalid_argument& e) {
@@ -232,13 +262,15 @@ void bind_run(py::module_& m) {
           "The text summary `perflow simulate` prints")
       .def(
           "chrome_trace",
-          [](const Run& r, const std::optional<std::vector<std::string>>& device_labels) {
+          [](const Run& r, const py::object& device_labels) {
             visualizer::ChromeTraceOptions options;
             if (r.config) {
               options.device_labels =
                   study::device_display(*r.config, r.graph->device_count()).labels;
             }
-            if (device_labels) options.device_labels = *device_labels;
+            if (auto labels = optional_texts(device_labels, "device_labels")) {
+              options.device_labels = std::move(*labels);
+            }
             py::gil_scoped_release release;
             return visualizer::render_chrome_trace(*r.graph, r.result.trace, options);
           },
@@ -261,14 +293,15 @@ void bind_run(py::module_& m) {
       "The timeline as PNG bytes");
   run.def(
       "save",
-      [](const Run& r, const std::filesystem::path& path, const std::optional<std::string>& title,
-         const std::optional<std::string>& subtitle,
-         const std::optional<std::vector<std::string>>& device_labels, bool memory_chart,
-         bool critical_path, bool arrows, double width) {
+      [](const Run& r, const py::object& path, const py::object& title, const py::object& subtitle,
+         const py::object& device_labels, bool memory_chart, bool critical_path, bool arrows,
+         double width) {
+        const std::filesystem::path file = path_of(path, "path");
         const visualizer::TimelineOptions options = timeline_options(
-            r, Style{title, subtitle, device_labels, memory_chart, critical_path, arrows, width});
+            r,
+            style_of(title, subtitle, device_labels, memory_chart, critical_path, arrows, width));
         py::gil_scoped_release release;
-        visualizer::write_timeline(path, *r.graph, r.result.trace, r.result.metrics, options);
+        visualizer::write_timeline(file, *r.graph, r.result.trace, r.result.metrics, options);
       },
       py::arg("path"), py::kw_only(), py::arg("title") = py::none(),
       py::arg("subtitle") = py::none(), py::arg("device_labels") = py::none(),

@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 
 #include <cstddef>
+#include <filesystem>
 #include <memory>
 #include <span>
 #include <string>
@@ -34,6 +35,35 @@ struct Run {
   simulator::SimulationResult result;
   ConfigPtr config;  ///< null for a graph simulated directly
 };
+
+/// Text Python gives (a name, a pattern, a title): a str of valid Unicode, as UTF-8. A
+/// TypeError naming the argument `what` for another type, a ValueError for a str that is not
+/// text (a lone surrogate, what os.fsdecode makes of a byte that is not UTF-8).
+std::string text_of(py::handle value, const char* what);
+
+/// A path Python gives, as os.fspath takes it (str, bytes, os.PathLike) and os.fsencode
+/// encodes it: the bytes of a file name os.fsdecode read, surrogates back to their bytes.
+/// A TypeError naming `what` for another type; a ValueError for an empty path or one with a
+/// NUL character (which would cut it short).
+std::string path_bytes_of(py::handle value, const char* what);
+inline std::filesystem::path path_of(py::handle value, const char* what) {
+  return path_bytes_of(value, what);
+}
+
+/// Text from C++ that may hold bytes that are not UTF-8 (a file name in a message or a repr)
+/// as a str, such a byte shown as "\xff": never a UnicodeDecodeError.
+py::str shown_text(const std::string& bytes);
+
+/// A file name from C++ as a str, as os.fsdecode makes it (a byte that is not UTF-8 as a
+/// surrogate), so that the str names the same file again.
+py::str path_text(const std::string& bytes);
+
+/// Imports NumPy and sets up pybind11's NumPy API, once per process; the module does it when
+/// it loads. Safe from any number of threads: one imports while the others wait without the
+/// GIL (pybind11 2.10's own set-up, a function-local static, is entered by a thread that then
+/// releases the GIL inside the import, and a second thread waiting for the static while
+/// holding the GIL deadlocks them both). An ImportError naming NumPy when it is missing.
+void require_numpy();
 
 /// A duration: an int is nanoseconds, a str has a unit ("1315us", "2.5ms"). `what` names the
 /// argument in errors (a Python ValueError or TypeError).

@@ -178,6 +178,19 @@ def test_compare_measured_errors(golden, monkeypatch):
         perflow.compare_measured("config.json", [])
 
 
+def test_costs_pattern_is_linear_time(golden, monkeypatch):
+    """Issue 35: std::regex overflowed the stack on a 30,000-character name (the interpreter
+    died) and backtracked for minutes on `(a*)*b`; RE2 returns at once."""
+    monkeypatch.chdir(golden / "error_measured_pattern_backtracking")
+    corpus = golden.parent / "fuzz" / "corpus" / "kineto"
+    costs = perflow.costs(str(corpus / "pattern_long_name.json"), pattern="(?<kind>F)(a|b)*")
+    assert costs["costs"] == {"forward": "5us", "backward": "0us", "weight": "0us"}
+    with pytest.raises(perflow.Error) as e:
+        perflow.costs("../../fuzz/corpus/kineto/pattern_backtracking.json",
+                      pattern="(?<kind>F)(a*)*b")
+    assert str(e.value) == cli_message(golden / "error_measured_pattern_backtracking")
+
+
 # ---------------------------------------------------------------------------------------------
 # plot
 

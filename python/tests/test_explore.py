@@ -170,8 +170,8 @@ def test_costs_errors_name_the_profile(source_dir, cli, tmp_path):
 def test_costs_arguments_are_checked(pipelining):
     with pytest.raises(TypeError, match=r"^paths: expected a profile's path or a list"):
         costs(42)
-    with pytest.raises(TypeError, match=r"^paths: expected a path \(str or os.PathLike\), "
-                                        "found int"):
+    with pytest.raises(TypeError, match=r"^paths: expected a path \(str, bytes or "
+                                        r"os.PathLike\), found int"):
         costs([pipelining[0], 42])
     with pytest.raises(ValueError, match="^paths: expected at least one profile$"):
         costs([])

@@ -1,6 +1,8 @@
 """A Run from Python: its columns, metrics and pictures against what the CLI writes."""
 import json
 import subprocess
+import sys
+import textwrap
 from decimal import Decimal
 
 import numpy as np
@@ -28,6 +30,59 @@ def test_columns_are_views_without_copies(source_dir):
     del run, first, second
     # The column keeps the run's memory alive.
     assert int(end.max()) > 0
+
+
+# A fresh interpreter's first columns, asked for by two threads at once.
+FIRST_COLUMNS = textwrap.dedent("""
+    import sys, threading
+    {before}
+    import perflow
+    run = perflow.load_config(sys.argv[1]).simulate()
+    barrier = threading.Barrier(2)
+    answers = []
+    def first_columns():
+        barrier.wait()
+        try:
+            answers.append(len(run.columns()["start"]))
+        except ImportError as e:
+            answers.append(str(e))
+    threads = [threading.Thread(target=first_columns, daemon=True) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    print("deadlocked" if any(t.is_alive() for t in threads) else answers)
+""")
+
+
+def first_columns(config, before=""):
+    """What the two threads got, from a fresh interpreter (the set-up happens once per
+    process). A deadlock holds the GIL, so the threads' join timeout cannot end it: the
+    interpreter's does."""
+    try:
+        done = subprocess.run([sys.executable, "-c", FIRST_COLUMNS.format(before=before),
+                               str(config)], capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.fail("two threads asking for their first run.columns() at once deadlocked")
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_first_columns_from_two_threads_at_once(source_dir):
+    """Issue 35: pybind11's NumPy set-up (a function-local static) was entered by one thread,
+    which released the GIL inside NumPy's import, while the other waited for the static
+    holding the GIL: 10 deadlocks in 10 runs. The module now sets it up when it loads."""
+    assert first_columns(source_dir / "examples" / "1f1b.json") == "[64, 64]\n"
+
+
+def test_columns_without_numpy_say_so(source_dir):
+    """Without NumPy, perflow still loads and simulates; the columns say what is missing."""
+    shown = first_columns(source_dir / "examples" / "1f1b.json",
+                          before="sys.modules['numpy'] = None  # as if not installed")
+    message = ("perflow's columns are NumPy arrays, and NumPy cannot be imported (Debian: "
+               "python3-numpy): ModuleNotFoundError: import of numpy halted; None in "
+               "sys.modules")
+    assert shown == repr([message, message]) + "\n"
 
 
 def test_columns_equal_the_chrome_trace(source_dir, cli, tmp_path):

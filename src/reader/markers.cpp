@@ -1,16 +1,18 @@
 // Marker presets (FORMATS.md section 1.5) as small hand-written parsers, so that a trace
 // with millions of ranges is classified at string-compare speed; only a user pattern goes
-// through std::regex, once per distinct name.
+// through RE2 (linear time in the name), once per distinct name.
 #include "perflow/reader/markers.hpp"
 
 #include <algorithm>
 #include <array>
 #include <charconv>
-#include <regex>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
+#include <re2/re2.h>
 
 #include "perflow/core/did_you_mean.hpp"
 #include "perflow/core/error.hpp"
@@ -230,84 +232,168 @@ const std::array<PresetEntry, 6>& preset_table() {
 
 enum class Capture : std::uint8_t { Kind, Stage, Microbatch, Chunk };
 
+constexpr std::array<std::pair<std::string_view, Capture>, 4> kCaptureNames = {
+    {{"kind", Capture::Kind},
+     {"stage", Capture::Stage},
+     {"mb", Capture::Microbatch},
+     {"chunk", Capture::Chunk}}};
+
 struct CompiledPattern {
-  std::regex regex;
-  std::array<std::size_t, 4> group{};  // submatch index per Capture; 0: absent
+  // Shared because std::function copies the classifier; a const RE2 may match from many
+  // threads at once.
+  std::shared_ptr<const re2::RE2> regex;
+  std::array<int, 4> group{};  // RE2 submatch index per Capture; 0: absent
+  std::size_t submatches = 1;  // 1 + the highest index in `group`
 };
 
 [[noreturn]] void pattern_error(std::string_view regex, const std::string& message) {
   throw Error(fmt::format("--pattern '{}': {}", regex, message));
 }
 
-// std::regex (ECMAScript) has no named groups: rewrite `(?<name>` to `(` and remember which
-// submatch each name became by counting the capturing groups before it.
-CompiledPattern compile_pattern(std::string_view regex) {
-  CompiledPattern out;
-  std::string plain;
-  plain.reserve(regex.size());
-  std::size_t groups = 0;
+// The user's pattern as RE2 reads it: every `(?<name>` spelled `(?P<name>`, the only
+// spelling RE2 accepts before its 2023 releases (Debian 12 ships 2022-06-01), and for each
+// byte of it the user's byte it came from, to quote RE2's complaints in the user's spelling.
+struct RewrittenPattern {
+  std::string text;
+  std::vector<std::size_t> origin;  // text.size() + 1 entries, the last one regex.size()
+  std::array<bool, 4> named{};      // per Capture: the pattern names it
+};
+
+// Reads the named groups, `(?<name>` or `(?P<name>`, checks their names and respells them;
+// RE2 checks everything else. Escapes and bracket classes are skipped as RE2 reads them (a
+// `]` first in a class, after `[` or `[^`, is a literal).
+RewrittenPattern rewrite_named_groups(std::string_view regex) {
+  RewrittenPattern out;
+  out.text.reserve(regex.size() + 4);
+  out.origin.reserve(regex.size() + 5);
+  const auto copy = [&](std::size_t from, std::size_t count) {
+    for (std::size_t k = from; k < from + count; ++k) {
+      out.text += regex[k];
+      out.origin.push_back(k);
+    }
+  };
   bool in_class = false;
   for (std::size_t i = 0; i < regex.size(); ++i) {
     const char c = regex[i];
     if (c == '\\' && i + 1 < regex.size()) {
-      plain += regex.substr(i, 2);
+      copy(i, 2);
       ++i;
       continue;
     }
     if (in_class) {
       in_class = c != ']';
-      plain += c;
+      copy(i, 1);
       continue;
     }
     if (c == '[') {
       in_class = true;
-      plain += c;
+      copy(i, 1);
+      if (i + 1 < regex.size() && regex[i + 1] == '^') copy(++i, 1);
+      if (i + 1 < regex.size() && regex[i + 1] == ']') copy(++i, 1);
       continue;
     }
-    if (c != '(') {
-      plain += c;
+    const std::string_view rest = regex.substr(i);
+    std::size_t name_at = 0;  // where the group's name starts; 0: not a named group
+    if (rest.starts_with("(?<") && rest.size() > 3 && rest[3] != '=' && rest[3] != '!') {
+      name_at = i + 3;  // (?<= and (?<! are lookbehinds, which RE2 refuses
+    } else if (rest.starts_with("(?P<")) {
+      name_at = i + 4;
+    }
+    if (name_at == 0) {
+      copy(i, 1);
       continue;
     }
-    if (i + 1 < regex.size() && regex[i + 1] == '?') {
-      if (i + 2 < regex.size() && regex[i + 2] == '<' && i + 3 < regex.size() &&
-          regex[i + 3] != '=' && regex[i + 3] != '!') {
-        const std::size_t close = regex.find('>', i + 3);
-        if (close == std::string_view::npos) pattern_error(regex, "unterminated (?<name>");
-        const std::string_view name = regex.substr(i + 3, close - i - 3);
-        ++groups;
-        static const std::array<std::pair<std::string_view, Capture>, 4> kNames = {
-            {{"kind", Capture::Kind},
-             {"stage", Capture::Stage},
-             {"mb", Capture::Microbatch},
-             {"chunk", Capture::Chunk}}};
-        const auto* found = std::find_if(kNames.begin(), kNames.end(),
-                                         [&](const auto& entry) { return entry.first == name; });
-        if (found == kNames.end()) {
-          pattern_error(regex, fmt::format("unknown capture name '{}' (valid: kind, stage, mb, "
-                                           "chunk)",
-                                           name));
-        }
-        std::size_t& slot = out.group[static_cast<std::size_t>(found->second)];
-        if (slot != 0) pattern_error(regex, fmt::format("capture '{}' given twice", name));
-        slot = groups;
-        plain += '(';
-        i = close;
-        continue;
-      }
-      plain += c;  // (?:, (?=, (?! do not capture
-      continue;
+    const std::size_t close = regex.find('>', name_at);
+    if (close == std::string_view::npos) pattern_error(regex, "unterminated (?<name>");
+    const std::string_view name = regex.substr(name_at, close - name_at);
+    const auto* found = std::find_if(kCaptureNames.begin(), kCaptureNames.end(),
+                                     [&](const auto& entry) { return entry.first == name; });
+    if (found == kCaptureNames.end()) {
+      pattern_error(regex,
+                    fmt::format("unknown capture name '{}' (valid: kind, stage, mb, chunk)", name));
     }
-    ++groups;
-    plain += c;
+    bool& named = out.named[static_cast<std::size_t>(found->second)];
+    if (named) pattern_error(regex, fmt::format("capture '{}' given twice", name));
+    named = true;
+    if (regex[i + 2] == '<') {
+      copy(i, 2);  // (?
+      out.text += 'P';
+      out.origin.push_back(i + 2);
+      copy(i + 2, close - i - 1);  // <name>
+    } else {
+      copy(i, close - i + 1);  // (?P<name>
+    }
+    i = close;
   }
-  if (out.group[static_cast<std::size_t>(Capture::Kind)] == 0) {
+  out.origin.push_back(regex.size());
+  return out;
+}
+
+// RE2's reason for refusing the pattern, quoting the pattern as the user wrote it.
+std::string re2_reason(const re2::RE2& re, std::string_view regex,
+                       const RewrittenPattern& rewritten) {
+  std::string reason = re.error();
+  const std::string& arg = re.error_arg();
+  // RE2 gives the text, not its offset: the first place it occurs in the user's own bytes
+  // (no `P` of ours inside), else the first place at all.
+  std::size_t at = std::string::npos;
+  for (std::size_t from = rewritten.text.find(arg); !arg.empty() && from != std::string::npos;
+       from = rewritten.text.find(arg, from + 1)) {
+    if (at == std::string::npos) at = from;
+    if (rewritten.origin[from + arg.size()] - rewritten.origin[from] == arg.size()) {
+      at = from;
+      break;
+    }
+  }
+  if (at != std::string::npos && reason.ends_with(arg)) {
+    const std::size_t begin = rewritten.origin[at];
+    const std::size_t end = rewritten.origin[at + arg.size()];
+    reason.resize(reason.size() - arg.size());
+    reason += regex.substr(begin, end - begin);
+  }
+  if (re.error_code() == re2::RE2::ErrorBadPerlOp || re.error_code() == re2::RE2::ErrorBadEscape) {
+    reason += " (RE2 syntax: no lookarounds, no backreferences)";
+  }
+  return reason;
+}
+
+// A user pattern compiled by RE2, whose matching takes time linear in the name (no
+// backtracking, no recursion): Russ Cox, "Regular Expression Matching Can Be Simple And
+// Fast" (2007), and github.com/google/re2. Latin-1 mode matches byte by byte, as
+// std::regex over char did before.
+CompiledPattern compile_pattern(std::string_view regex) {
+  const RewrittenPattern rewritten = rewrite_named_groups(regex);
+  if (!rewritten.named[static_cast<std::size_t>(Capture::Kind)]) {
     pattern_error(regex, "expected a (?<kind>...) capture (F, B/I, W or BW), found none");
   }
-  try {
-    out.regex = std::regex(plain, std::regex::ECMAScript | std::regex::optimize);
-  } catch (const std::regex_error& e) {
-    pattern_error(regex, fmt::format("invalid regular expression: {}", e.what()));
+  re2::RE2::Options options;
+  options.set_encoding(re2::RE2::Options::EncodingLatin1);
+  options.set_log_errors(false);  // the library never prints; the error says it all
+  auto re = std::make_shared<const re2::RE2>(
+      re2::StringPiece(rewritten.text.data(), rewritten.text.size()), options);
+  if (!re->ok()) {
+    pattern_error(regex,
+                  fmt::format("invalid regular expression: {}", re2_reason(*re, regex, rewritten)));
   }
+  CompiledPattern out;
+  const std::map<std::string, int>& groups = re->NamedCapturingGroups();
+  for (const auto& [name, capture] : kCaptureNames) {
+    if (!rewritten.named[static_cast<std::size_t>(capture)]) continue;
+    const auto it = groups.find(std::string(name));
+    // A (?<name> that RE2 reads as text: inside \Q...\E or a [[:class:]].
+    if (it == groups.end()) pattern_error(regex, fmt::format("capture '{}' is not a group", name));
+    out.group[static_cast<std::size_t>(capture)] = it->second;
+    out.submatches = std::max(out.submatches, static_cast<std::size_t>(it->second) + 1);
+  }
+  for (const auto& entry : groups) {
+    const std::string& name = entry.first;
+    if (std::none_of(kCaptureNames.begin(), kCaptureNames.end(),
+                     [&](const auto& known) { return known.first == name; })) {
+      pattern_error(regex,
+                    fmt::format("unknown capture name '{}' (valid: kind, stage, mb, chunk)", name));
+    }
+  }
+  out.regex = std::move(re);
   return out;
 }
 
@@ -350,19 +436,26 @@ MarkerClassifier MarkerClassifier::preset(std::string_view name) {
 MarkerClassifier MarkerClassifier::pattern(std::string_view regex) {
   Classify classify =
       [compiled = compile_pattern(regex)](std::string_view name) -> std::optional<MarkerMatch> {
-    std::match_results<std::string_view::const_iterator> m;
-    if (!std::regex_search(name.begin(), name.end(), m, compiled.regex)) return std::nullopt;
-    const auto text = [&](Capture capture) -> std::optional<std::string> {
-      const std::size_t group = compiled.group[static_cast<std::size_t>(capture)];
-      if (group == 0 || !m[group].matched) return std::nullopt;
-      return m[group].str();
+    // An unmatched group comes back with a null data(), so the text must not be null.
+    const re2::StringPiece text(name.empty() ? "" : name.data(), name.size());
+    std::vector<re2::StringPiece> groups(compiled.submatches);
+    if (!compiled.regex->Match(text, 0, text.size(), re2::RE2::UNANCHORED, groups.data(),
+                               static_cast<int>(groups.size()))) {
+      return std::nullopt;
+    }
+    const auto group_text = [&](Capture capture) -> std::optional<std::string> {
+      const int group = compiled.group[static_cast<std::size_t>(capture)];
+      if (group == 0) return std::nullopt;
+      const re2::StringPiece& piece = groups[static_cast<std::size_t>(group)];
+      if (piece.data() == nullptr) return std::nullopt;
+      return std::string(piece.data(), piece.size());
     };
     MarkerMatch match;
-    const auto kind = kind_from_text(text(Capture::Kind).value_or(""));
+    const auto kind = kind_from_text(group_text(Capture::Kind).value_or(""));
     if (!kind) return std::nullopt;
     match.kind = *kind;
     const auto id = [&](Capture capture, std::optional<std::uint32_t>& out) {
-      if (auto value = text(capture)) {
+      if (auto value = group_text(capture)) {
         out = parse_id(*value);
         return out.has_value();
       }

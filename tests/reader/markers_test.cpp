@@ -4,10 +4,13 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "perflow/core/error.hpp"
+#include "perflow/reader/measurement.hpp"
+#include "profile_test_support.hpp"
 
 namespace perflow::reader {
 namespace {
@@ -148,6 +151,113 @@ TEST(Markers, BadPatternsAreErrors) {
             "--pattern '(?<kind>F)(?<kind>B)': capture 'kind' given twice");
   EXPECT_NE(pattern_error("(?<kind>F").find("invalid regular expression"), std::string::npos);
   EXPECT_NE(pattern_error("(?<kind").find("unterminated (?<name>"), std::string::npos);
+}
+
+// Issue 35: std::regex recursed once per character (a stack overflow at 30,000) and
+// backtracked exponentially; RE2 matches in time linear in the name, without recursion.
+TEST(Markers, UserPatternOnALongNameDoesNotOverflowTheStack) {
+  const std::string name = "F" + std::string(30000, 'a');
+  const MarkerClassifier c = MarkerClassifier::pattern("(?<kind>F)(a|b)*");
+  EXPECT_EQ(c.classify(name), m(K::Forward, none, none, none));
+  EXPECT_EQ(MarkerClassifier::pattern("(?<kind>F)(a*)*$").classify(name),
+            m(K::Forward, none, none, none));
+  EXPECT_EQ(MarkerClassifier::pattern(R"(^F(a|b)*(?<mb>\d+)(?<kind>W)$)").classify(name + "17W"),
+            m(K::Weight, none, 17, none));
+}
+
+TEST(Markers, UserPatternDoesNotBacktrack) {
+  const MarkerClassifier c = MarkerClassifier::pattern("(?<kind>F)(a*)*b");
+  EXPECT_EQ(c.classify("F" + std::string(30, 'a')), std::nullopt);
+  EXPECT_EQ(c.classify("F" + std::string(30000, 'a')), std::nullopt);
+  EXPECT_EQ(c.classify("F" + std::string(30, 'a') + "b"), m(K::Forward, none, none, none));
+}
+
+// A Kineto trace of one annotation `name` over one kernel of 5 us.
+std::string one_range_trace(const std::string& name) {
+  return R"({"schemaVersion": 1, "traceEvents": [
+{"ph": "X", "cat": "user_annotation", "name": ")" +
+         name + R"(", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 10, "dur": 2, "args": {"correlation": 1}},
+{"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 20, "dur": 5, "args": {"device": 0, "stream": 7, "correlation": 1}}
+]}
+)";
+}
+
+// The reproducers of issue 35 through what `perflow measured` and `perflow costs` run.
+TEST(Markers, MeasuringALongNameWithAUserPattern) {
+  ProfileRequest request;
+  request.profiles = {
+      test::write_temp("long_name.json", one_range_trace("F" + std::string(30000, 'a'))).string()};
+  request.pattern = "(?<kind>F)(a|b)*";
+  const Measurement measured = measure_profiles(request);
+  EXPECT_EQ(measured.marker_choice, "--pattern '(?<kind>F)(a|b)*'");
+  ASSERT_EQ(measured.costs.tasks.size(), 1u);
+  EXPECT_EQ(measured.costs.tasks[0].kind, K::Forward);
+  EXPECT_EQ(measured.costs.tasks[0].ops, 1u);
+  EXPECT_EQ(measured.costs.tasks[0].busy, 5000);
+
+  request.profiles = {
+      test::write_temp("short_name.json", one_range_trace("F" + std::string(30, 'a'))).string()};
+  request.pattern = "(?<kind>F)(a*)*b";
+  try {
+    (void)measure_profiles(request);
+    FAIL() << "no range matches";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              request.profiles[0] +
+                  ": no range matched the pattern '(?<kind>F)(a*)*b'; most frequent range names: "
+                  "'Faaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' (1)");
+  }
+}
+
+TEST(Markers, UserPatternSyntax) {
+  // RE2's own spelling of a named group is read too.
+  EXPECT_EQ(MarkerClassifier::pattern(R"(^(?P<kind>B)(?<mb>\d+)$)").classify("B3"),
+            m(K::Backward, none, 3, none));
+  // Unnamed groups before the named ones, and optional groups that did not take part.
+  const MarkerClassifier c =
+      MarkerClassifier::pattern(R"(^(x)?(?<kind>F|W)(y)?(?<mb>\d+)(?:_(?<chunk>\d+))?$)");
+  EXPECT_EQ(c.classify("F12"), m(K::Forward, none, 12, none));
+  EXPECT_EQ(c.classify("xWy3_4"), m(K::Weight, none, 3, 4));
+  // A `]` first in a class is a literal, and a group inside a class is no group.
+  EXPECT_EQ(MarkerClassifier::pattern("^[]x](?<kind>F)$").classify("]F"),
+            m(K::Forward, none, none, none));
+  EXPECT_EQ(MarkerClassifier::pattern("^[^]x](?<kind>F)$").classify("yF"),
+            m(K::Forward, none, none, none));
+  // Byte by byte: `.` is one byte of a UTF-8 name, as before.
+  EXPECT_EQ(MarkerClassifier::pattern("^...(?<kind>F)$")
+                .classify("\xe5\xb1\x82"
+                          "F"),
+            m(K::Forward, none, none, none));
+  // An empty name and an empty id.
+  EXPECT_EQ(MarkerClassifier::pattern("(?<kind>F?)").classify(""), std::nullopt);
+  EXPECT_EQ(MarkerClassifier::pattern(R"(^(?<kind>F)(?<mb>\d*)$)").classify("F"), std::nullopt);
+}
+
+TEST(Markers, PatternsRe2RefusesAreErrors) {
+  EXPECT_EQ(pattern_error("(?<kind>F"),
+            "--pattern '(?<kind>F': invalid regular expression: missing ): (?<kind>F");
+  EXPECT_EQ(pattern_error(R"((?<kind>F)(a)\1)"),
+            R"(--pattern '(?<kind>F)(a)\1': invalid regular expression: invalid escape sequence: )"
+            R"(\1 (RE2 syntax: no lookarounds, no backreferences))");
+  EXPECT_EQ(pattern_error("(?<kind>F)(?=a)"),
+            "--pattern '(?<kind>F)(?=a)': invalid regular expression: invalid perl operator: "
+            "(?= (RE2 syntax: no lookarounds, no backreferences)");
+  // RE2's complaint quotes the user's text, not the (?P< spelling given to RE2.
+  EXPECT_EQ(pattern_error("(?<kind>F)(?P=kind)"),
+            "--pattern '(?<kind>F)(?P=kind)': invalid regular expression: invalid perl operator: "
+            "(?P (RE2 syntax: no lookarounds, no backreferences)");
+  // RE2's words for a lookbehind changed when it learnt (?<name> (2023).
+  EXPECT_TRUE(pattern_error("(?<=x)(?<kind>F)")
+                  .starts_with("--pattern '(?<=x)(?<kind>F)': invalid regular expression: "));
+  EXPECT_EQ(pattern_error("(?<kind>F)a{1001}"),
+            "--pattern '(?<kind>F)a{1001}': invalid regular expression: invalid repetition size: "
+            "{1001}");
+  EXPECT_EQ(pattern_error("(?P<kind>F)(?P<x>1)"),
+            "--pattern '(?P<kind>F)(?P<x>1)': unknown capture name 'x' (valid: kind, stage, mb, "
+            "chunk)");
+  EXPECT_EQ(pattern_error(R"(\Q(?<kind>F)\E)"),
+            R"(--pattern '\Q(?<kind>F)\E': capture 'kind' is not a group)");
 }
 
 }  // namespace

@@ -48,8 +48,9 @@ std::span<const MarkerPreset> marker_presets();
 /// preset or from a user regular expression; `classify` is pure, so callers classify each
 /// distinct (interned) name once.
 ///
-/// A user pattern is an ECMAScript regular expression searched in the name (anchor it with
-/// ^ and $ for a whole-name match) with named captures:
+/// A user pattern is an RE2 regular expression (matched in time linear in the name, byte by
+/// byte; no backreferences or lookarounds) searched in the name (anchor it with ^ and $ for a
+/// whole-name match) with named captures, `(?<name>...)` or `(?P<name>...)`:
 ///   (?<kind>...)   required; F, fwd, forward: F; B, I, input: B; W, weight: W;
 ///                  BW, bwd, backward, full: full backward (case-insensitive). A name whose
 ///                  kind is none of these is not matched.
@@ -59,8 +60,8 @@ class MarkerClassifier {
  public:
   /// A built-in preset; throws UnknownNameError listing the presets (with a did-you-mean).
   static MarkerClassifier preset(std::string_view name);
-  /// A user pattern; throws Error naming `--pattern` for an invalid expression, an unknown
-  /// capture name or a missing `kind` capture.
+  /// A user pattern; throws Error naming `--pattern` for an expression RE2 refuses (with its
+  /// reason), an unknown capture name or a missing `kind` capture.
   static MarkerClassifier pattern(std::string_view regex);
 
   [[nodiscard]] std::optional<MarkerMatch> classify(std::string_view name) const {
