@@ -25,6 +25,7 @@ struct CompareOptions {
   std::vector<std::string> configs;
   std::string output;
   std::string format = "text";
+  OutputRules rules;
 };
 
 /// One config, simulated.
@@ -81,11 +82,11 @@ std::string format_table(const std::deque<Run>& runs) {
 
 void run_compare(const CompareOptions& options) {
   // Usage errors in the output are found before any work.
-  if (!options.output.empty()) (void)visualizer::image_format_of(options.output);
+  if (!options.output.empty()) (void)visualizer::image_format_of(options.output, "-o");
   std::vector<InputFile> inputs;
   for (const std::string& config : options.configs) inputs.push_back({"a config", config});
   const OutputFile output = {"-o", options.output};
-  check_output_paths(inputs, {&output, 1});
+  check_output_paths(inputs, {&output, 1}, options.rules);
 
   std::deque<Run> runs;  // stable addresses: the comparison refers into them
   for (const std::string& file : options.configs) {
@@ -131,9 +132,10 @@ void add_compare_command(CLI::App& app) {
       "Simulate several configs and compare them: stacked timelines on one time scale and bars "
       "of makespan, bubble ratio and peak memory");
   cmd->add_option("configs", options->configs, "Config files (JSON)")->required();
-  cmd->add_option("-o,--output", options->output,
-                  "Write the comparison to this file; its extension picks the format: .svg, "
-                  ".png or .pdf");
+  output_option(cmd->add_option("-o,--output", options->output,
+                                "Write the comparison to this file; its extension picks the "
+                                "format: .svg, .png or .pdf"));
+  options->rules.add_options(*cmd);
   cmd->add_option("--format", options->format,
                   "Standard output: a text table or the numbers as JSON")
       ->check(CLI::IsMember({"text", "json"}));

@@ -25,6 +25,7 @@ struct CompareMeasuredOptions {
   std::string config;
   ProfileOptions profiles;
   TimelineOutput timeline;
+  OutputRules rules;
   std::string format = "text";
 };
 
@@ -34,7 +35,7 @@ void run_compare_measured(const CompareMeasuredOptions& options) {
   const OutputFile output = options.timeline.output();
   std::vector<InputFile> inputs = profile_inputs(options.profiles);
   inputs.insert(inputs.begin(), {"the config", options.config});
-  check_output_paths(inputs, {&output, 1});
+  check_output_paths(inputs, {&output, 1}, options.rules);
 
   const Config config = load_config(options.config);
   const EventGraph graph = build_graph(config);
@@ -71,6 +72,7 @@ void add_compare_measured_command(CLI::App& app) {
   add_profile_options(*cmd, options->profiles);
   options->timeline.add_options(*cmd,
                                 "both timelines, predicted above measured, on one time scale");
+  options->rules.add_options(*cmd);
   cmd->add_option("--format", options->format,
                   "Standard output: a text comparison or the same numbers as JSON")
       ->check(CLI::IsMember({"text", "json"}));

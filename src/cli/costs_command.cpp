@@ -33,6 +33,7 @@ using reader::Measurement;
 // what it found.
 struct CostsOptions {
   ProfileOptions profiles;
+  OutputRules rules;
   std::string schedule;
   std::string stages;
   std::string microbatches;
@@ -276,7 +277,7 @@ nlohmann::json found_json(const Measurement& measurement) {
 
 void run_costs_command(const CostsOptions& options) {
   const OutputFile output = {"-o", options.output};
-  check_output_paths(profile_inputs(options.profiles), {&output, 1});
+  check_output_paths(profile_inputs(options.profiles), {&output, 1}, options.rules);
   const reader::CostsRun run = reader::run_costs(costs_request(options), options.output);
   const Measurement& measurement = run.measurement;
   const Config& checked = run.checked;
@@ -317,7 +318,9 @@ void add_costs_command(CLI::App& app) {
       "Measure per-stage F / B / W costs in GPU profiles and write them as a config that "
       "simulate runs as is");
   add_profile_options(*cmd, options->profiles);
-  cmd->add_option("-o,--output", options->output, "The config to write (JSON)")->required();
+  output_option(cmd->add_option("-o,--output", options->output, "The config to write (JSON)"))
+      ->required();
+  options->rules.add_options(*cmd);
   cmd->add_option("--schedule", options->schedule,
                   "The config's schedule (default: 1f1b; interleaved-1f1b with several chunks)");
   cmd->add_option("--format", options->format,

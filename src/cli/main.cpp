@@ -4,7 +4,9 @@
 #include <csignal>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <new>
+#include <span>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -14,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "detail/commands.hpp"
+#include "perflow/core/atomic_file.hpp"
 #include "perflow/core/did_you_mean.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/core/option_error.hpp"
@@ -95,7 +98,7 @@ int run(int argc, char** argv) {
     return fail(kOutputError,
                 fmt::format("cannot write to standard output: {}", e.code().message()));
   } catch (const std::bad_alloc&) {
-    return fail(kOutOfMemory, "out of memory: the task graph is too large for this machine");
+    return fail(kOutOfMemory, perflow::kAllocationFailedMessage);
   } catch (const std::exception& e) {
     return fail(kInternalError, fmt::format("internal error: {}", e.what()));
   }
@@ -118,11 +121,23 @@ int close_stdout(int code) {
   return perflow::cli::detail::kOutputError;
 }
 
+/// One line on standard error for the temporaries of killed runs that a write removed.
+void tell_stale_temporaries(const std::filesystem::path& directory,
+                            std::span<const std::string> removed) {
+  fmt::print(stderr,
+             "perflow: removed {} temporary file{} that an interrupted run left in '{}': {}\n",
+             removed.size(), removed.size() == 1 ? "" : "s",
+             directory.empty() ? std::string(".") : directory.string(), fmt::join(removed, ", "));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   // A closed pipe (`perflow ... | head`) makes writes fail with EPIPE, exit code 4, instead of
   // killing the process with SIGPIPE.
   std::signal(SIGPIPE, SIG_IGN);
+  // Interrupted (Ctrl-C, kill, a closed terminal) while writing outputs: no temporary stays.
+  perflow::remove_temporaries_on_signals();
+  perflow::set_stale_temporaries_notice(tell_stale_temporaries);
   return close_stdout(run(argc, argv));
 }

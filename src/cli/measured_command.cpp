@@ -26,6 +26,7 @@ using reader::Measurement;
 struct MeasuredOptions {
   ProfileOptions profiles;
   TimelineOutput timeline;
+  OutputRules rules;
   std::string format = "text";
 };
 
@@ -38,7 +39,7 @@ void run_measured(const MeasuredOptions& options) {
   // Usage errors in the outputs are found before any profile is read.
   const std::optional<visualizer::ImageFormat> format = options.timeline.format();
   const OutputFile output = options.timeline.output();
-  check_output_paths(profile_inputs(options.profiles), {&output, 1});
+  check_output_paths(profile_inputs(options.profiles), {&output, 1}, options.rules);
 
   const Measurement measurement = reader::measure_profiles(options.profiles);
   const reader::ExtractedCosts& costs = measurement.costs;
@@ -111,6 +112,7 @@ void add_measured_command(CLI::App& app) {
       app.add_subcommand("measured", "Draw the execution measured in GPU profiles as a timeline");
   add_profile_options(*cmd, options->profiles);
   options->timeline.add_options(*cmd, "the measured timeline");
+  options->rules.add_options(*cmd);
   cmd->add_option("--format", options->format,
                   "Standard output: a text summary or the same numbers as JSON")
       ->check(CLI::IsMember({"text", "json"}));

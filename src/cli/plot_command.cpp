@@ -19,13 +19,14 @@ struct PlotOptions {
   std::string y;
   std::string by;
   std::string output;
+  OutputRules rules;
 };
 
 void run_plot(const PlotOptions& options) {
-  const visualizer::ImageFormat format = visualizer::image_format_of(options.output);
+  const visualizer::ImageFormat format = visualizer::image_format_of(options.output, "-o");
   const InputFile inputs[] = {{"the results", options.results}};
   const OutputFile outputs[] = {{"-o", options.output}};
-  check_output_paths(inputs, outputs);
+  check_output_paths(inputs, outputs, options.rules);
   const explore::CsvTable table = explore::read_csv_table(options.results);
   const visualizer::ChartData chart = visualizer::plot_chart(
       {table.file, table.columns, table.rows}, {options.x, options.y, options.by});
@@ -45,7 +46,9 @@ void add_plot_command(CLI::App& app) {
   cmd->add_option("--y", options->y, "The column along the y axis (e.g. makespan_ns)")->required();
   cmd->add_option("--by", options->by,
                   "One line per value of this column (e.g. /pipeline/schedule)");
-  cmd->add_option("-o,--output", options->output, "The chart: .svg, .png or .pdf")->required();
+  output_option(cmd->add_option("-o,--output", options->output, "The chart: .svg, .png or .pdf"))
+      ->required();
+  options->rules.add_options(*cmd);
   cmd->callback([options] { run_plot(*options); });
 }
 

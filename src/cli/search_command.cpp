@@ -2,8 +2,11 @@
 // "Search").
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -35,6 +38,7 @@ struct SearchOptions {
   std::string format = "text";
   std::string html;  // --html report.html
   unsigned jobs = 0;
+  OutputRules rules;
 };
 
 // Whether any of the plans offloads: its column is shown then.
@@ -187,15 +191,19 @@ void run_search_command(const SearchOptions& options) {
   {
     const InputFile inputs[] = {{"the search", options.file}};
     const OutputFile files[] = {{"-o", options.output}, {"--html", options.html}};
-    check_output_paths(inputs, files);
+    check_output_paths(inputs, files, options.rules);
   }
   const explore::Search search = explore::load_search(options.file);
   explore::SearchOptions run;
   run.jobs = options.jobs;
   const explore::SearchResult result = explore::run_search(search, run);
   const std::string json = explore::search_result_text(result);
-  if (!options.output.empty()) write_file_atomically(options.output, json);
-  if (!options.html.empty()) write_file_atomically(options.html, html_report(options.file, result));
+  // Both files appear together, or neither (a failed --html leaves an old -o as it was).
+  const std::string html = options.html.empty() ? std::string() : html_report(options.file, result);
+  std::vector<std::pair<std::filesystem::path, std::string_view>> files;
+  if (!options.output.empty()) files.emplace_back(options.output, json);
+  if (!options.html.empty()) files.emplace_back(options.html, html);
+  write_files_atomically(files);
   if (options.format == "json") {
     fmt::print("{}", json);
     return;
@@ -226,11 +234,13 @@ void add_search_command(CLI::App& app) {
       "Find the fastest plans of a model on a cluster: pipeline, tensor and data parallelism, "
       "micro-batches, schedule, chunks, recomputation and GPU placement, pruned then simulated");
   cmd->add_option("file", options->file, "The search file (JSON)")->required();
-  cmd->add_option("-o,--output", options->output,
-                  "Write the best plans and the Pareto front, with their configs, as JSON");
-  cmd->add_option("--html", options->html,
-                  "Write one self-contained page: the ranked plans, the Pareto chart and the "
-                  "winner's timeline and breakdown");
+  output_option(
+      cmd->add_option("-o,--output", options->output,
+                      "Write the best plans and the Pareto front, with their configs, as JSON"));
+  output_option(cmd->add_option("--html", options->html,
+                                "Write one self-contained page: the ranked plans, the Pareto "
+                                "chart and the winner's timeline and breakdown"));
+  options->rules.add_options(*cmd);
   cmd->add_option("--format", options->format, "Output: text (default) or json");
   cmd->add_option("--jobs", options->jobs, "Threads to run on (default: every core)")
       ->check(CLI::Range(1u, 4096u));

@@ -32,6 +32,7 @@ struct SimulateOptions {
   std::vector<std::string> set;  // --set POINTER=VALUE
   std::string report;
   TimelineOutput timeline;
+  OutputRules rules;
   std::string chrome_trace;
   std::string trace;  // the task table, .csv or .jsonl
   std::string format = "text";
@@ -65,7 +66,7 @@ void run_simulate(const SimulateOptions& options) {
                                 options.timeline.output(),
                                 {"--chrome-trace", options.chrome_trace},
                                 {"--trace", options.trace}};
-  check_output_paths(inputs, outputs);
+  check_output_paths(inputs, outputs, options.rules);
 
   const Config config = load_config(options.config, parse_overrides(options.set));
   const EventGraph graph = build_graph(config);
@@ -127,7 +128,7 @@ void add_simulate_command(CLI::App& app) {
                                      "simulate it and summarize the result");
   cmd->add_option("config", options->config, "Config file (JSON)")->required();
   add_set_option(*cmd, options->set);
-  cmd->add_option("--report", options->report, "Write the JSON report to this file");
+  output_option(cmd->add_option("--report", options->report, "Write the JSON report to this file"));
   options->timeline.add_options(*cmd, "the timeline");
   cmd->add_flag("--memory-chart", options->memory_chart,
                 "Draw activation memory over time per device under the timeline");
@@ -135,11 +136,13 @@ void add_simulate_command(CLI::App& app) {
                 "Outline the critical path in the timeline");
   cmd->add_flag("--arrows", options->arrows,
                 "Draw the dependences between devices as arrows in the timeline");
-  cmd->add_option("--chrome-trace", options->chrome_trace,
-                  "Write the trace as Chrome trace event JSON (Perfetto, chrome://tracing)");
-  cmd->add_option("--trace", options->trace,
-                  "Write the task table, one row per task, to this file; its extension picks "
-                  "the format: .csv or .jsonl");
+  output_option(
+      cmd->add_option("--chrome-trace", options->chrome_trace,
+                      "Write the trace as Chrome trace event JSON (Perfetto, chrome://tracing)"));
+  output_option(cmd->add_option("--trace", options->trace,
+                                "Write the task table, one row per task, to this file; its "
+                                "extension picks the format: .csv or .jsonl"));
+  options->rules.add_options(*cmd);
   cmd->add_option("--format", options->format, "Standard output: a text summary or the report")
       ->check(CLI::IsMember({"text", "json"}));
   cmd->callback([options] { run_simulate(*options); });

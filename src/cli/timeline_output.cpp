@@ -11,13 +11,13 @@
 namespace perflow::cli::detail {
 
 void TimelineOutput::add_options(CLI::App& command, std::string_view what) {
-  CLI::Option* by_extension = command.add_option(
+  CLI::Option* by_extension = output_option(command.add_option(
       "--timeline", timeline,
       fmt::format("Write {} to this file; its extension picks the format: .svg, .png or .pdf",
-                  what));
-  CLI::Option* as_svg = command.add_option(
+                  what)));
+  CLI::Option* as_svg = output_option(command.add_option(
       "--svg", svg,
-      fmt::format("Write {} to this file as SVG (for PNG or PDF use --timeline)", what));
+      fmt::format("Write {} to this file as SVG (for PNG or PDF use --timeline)", what)));
   by_extension->excludes(as_svg);
 }
 
@@ -27,7 +27,7 @@ OutputFile TimelineOutput::output() const {
 }
 
 std::optional<visualizer::ImageFormat> TimelineOutput::format() const {
-  if (!timeline.empty()) return visualizer::image_format_of(timeline);
+  if (!timeline.empty()) return visualizer::image_format_of(timeline, "--timeline");
   if (svg.empty()) return std::nullopt;
   std::string extension = std::filesystem::path(svg).extension().string();
   std::transform(extension.begin(), extension.end(), extension.begin(),

@@ -9,6 +9,7 @@
 #include <zlib.h>
 
 #include "detail/readers.hpp"
+#include "perflow/core/atomic_file.hpp"
 #include "perflow/reader/profile_error.hpp"
 
 namespace perflow::reader {
@@ -66,7 +67,9 @@ std::span<const ProfileReader> profile_readers() {
 KernelTrace read_profile(const std::filesystem::path& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
-    throw ProfileError(path.string(), "", "expected a profile file, found no such file");
+    const std::string kind = file_kind(path);
+    throw ProfileError(path.string(), "",
+                       "expected a profile file, found " + (kind.empty() ? "no such file" : kind));
   }
   const std::string head = read_head(path);
   const FileSniff sniff{path, head, is_gzip(path)};

@@ -44,23 +44,25 @@ std::string_view to_string(ImageFormat format) {
   return "?";
 }
 
-ImageFormat image_format_of(const std::filesystem::path& path) {
+ImageFormat image_format_of(const std::filesystem::path& path, std::string_view option) {
   std::string extension = path.extension().string();
   std::transform(extension.begin(), extension.end(), extension.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   for (const ImageFormatInfo& f : kFormats) {
     if (extension == f.extension) return f.format;
   }
+  const std::string named = option.empty() ? fmt::format("'{}'", path.string())
+                                           : fmt::format("{} '{}'", option, path.string());
   if (extension.empty()) {
     throw UnknownNameError(
-        fmt::format("'{}': no file extension to tell the image format by; the extension must be "
+        fmt::format("{}: no file extension to tell the image format by; the extension must be "
                     "one of {}",
-                    path.string(), accepted()));
+                    named, accepted()));
   }
   throw UnknownNameError(
-      fmt::format("'{}': unknown image format '{}'; the extension must be one "
+      fmt::format("{}: unknown image format '{}'; the extension must be one "
                   "of {}",
-                  path.string(), path.extension().string(), accepted()));
+                  named, path.extension().string(), accepted()));
 }
 
 }  // namespace perflow::visualizer

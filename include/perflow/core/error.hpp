@@ -76,6 +76,12 @@ class ResourceError : public Error {
   using Error::Error;
 };
 
+/// What a run that ran out of memory anyway (std::bad_alloc past the up-front estimate)
+/// says: the estimate covers the task graph, so what did not fit may be something else.
+inline constexpr const char* kAllocationFailedMessage =
+    "out of memory: an allocation failed beyond the up-front estimate (the task graph, the "
+    "outputs or the search's plans); make the run smaller or give it more memory";
+
 /// An output file could not be written.
 class IoError : public Error {
  public:

@@ -22,7 +22,8 @@ std::span<const ImageFormatInfo> image_formats();
 std::string_view to_string(ImageFormat format);
 
 /// The format named by `path`'s extension (any case: ".svg", ".PNG"). Throws
-/// UnknownNameError naming the path and the accepted extensions otherwise.
-ImageFormat image_format_of(const std::filesystem::path& path);
+/// UnknownNameError naming the path (after `option`, the command-line option that gave it,
+/// when not empty: "--timeline 'x.txt': ...") and the accepted extensions otherwise.
+ImageFormat image_format_of(const std::filesystem::path& path, std::string_view option = {});
 
 }  // namespace perflow::visualizer
