@@ -148,16 +148,47 @@ std::string format_duration(double seconds) {
   return fmt::format("{:.0f}h{:02.0f}m", seconds / 3600 - 0.5, std::fmod(seconds / 60, 60));
 }
 
+void warn(const std::string& message) { fmt::print(stderr, "perflow: warning: {}\n", message); }
+
+// A path that exists and is not a regular file or directory (a device, a FIFO): written in
+// place, with no identity file beside it.
+bool is_special(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::file_status status = std::filesystem::status(path, ec);
+  return !ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status) &&
+         !std::filesystem::is_directory(status);
+}
+
 void run_merge(const SweepOptions& options) {
   if (options.files.empty()) throw Error("--merge OUT: name the parts to merge after it");
   const explore::TableFormat format = explore::table_format_of(options.merge, "--merge");
   std::vector<InputFile> inputs;
-  for (const std::string& part : options.files) inputs.push_back({"a part", part});
-  const OutputFile outputs[] = {{"--merge", options.merge}};
+  std::vector<std::string> identities;
+  identities.reserve(options.files.size());
+  for (const std::string& part : options.files) {
+    inputs.push_back({"a part", part});
+    identities.push_back(explore::identity_path(part).string());
+  }
+  for (const std::string& identity : identities)
+    inputs.push_back({"a part's identity file", identity});
+  const std::string merge_identity = explore::identity_path(options.merge).string();
+  const OutputFile outputs[] = {{"--merge", options.merge},
+                                {"--merge's identity file", merge_identity}};
   check_output_paths(inputs, outputs);
   std::vector<std::filesystem::path> parts(options.files.begin(), options.files.end());
-  const std::string merged = explore::merge_tables(parts, format);
-  write_file_atomically(options.merge, merged);
+  const explore::MergedTable merged = explore::merge_tables(parts, format);
+  for (const std::string& warning : merged.warnings) warn(warning);
+  if (merged.identity && !is_special(options.merge)) {
+    const std::string identity = explore::identity_text(*merged.identity);
+    const std::pair<std::filesystem::path, std::string_view> files[] = {
+        {options.merge, merged.text}, {merge_identity, identity}};
+    write_files_atomically(files);
+  } else {
+    write_file_atomically(options.merge, merged.text);
+    // An identity left from an earlier merge would name what the file no longer holds.
+    std::error_code ignored;
+    if (!merged.identity) std::filesystem::remove(merge_identity, ignored);
+  }
   fmt::print("merged {} parts into {}\n", parts.size(), options.merge);
 }
 
@@ -181,30 +212,55 @@ void run_sweep_command(const SweepOptions& options) {
     outputs.emplace_back(options.jsonl, explore::TableFormat::Jsonl);
   }
   const Shard shard = shard_of(options.shard);
+  // Each results file has its identity file beside it (explore::TableIdentity).
+  const auto identity_file = [](const std::string& path) {
+    return path.empty() ? std::string() : explore::identity_path(path).string();
+  };
+  const std::string output_identity = identity_file(options.output);
+  const std::string jsonl_identity = identity_file(options.jsonl);
+  const OutputFile files[] = {{"-o", options.output},
+                              {"--jsonl", options.jsonl},
+                              {"-o's identity file", output_identity},
+                              {"--jsonl's identity file", jsonl_identity}};
   {
     const InputFile inputs[] = {{"the sweep", sweep_path}};
-    const OutputFile files[] = {{"-o", options.output}, {"--jsonl", options.jsonl}};
     check_output_paths(inputs, files);
   }
   const explore::Sweep sweep = explore::load_sweep(sweep_path);
   if (sweep.base_pointer.empty()) {
     const InputFile inputs[] = {{"the sweep's base config", sweep.base_file}};
-    const OutputFile files[] = {{"-o", options.output}, {"--jsonl", options.jsonl}};
     check_output_paths(inputs, files);
   }
   const std::uint64_t total = sweep.run_count();
-  const std::uint64_t first = total * shard.index / shard.count;
-  const std::uint64_t last = total * (shard.index + 1) / shard.count;
+  const explore::RunRange range = explore::shard_runs(total, shard.index, shard.count);
+  const std::uint64_t first = range.first;
+  const std::uint64_t last = range.last;
 
   // Resume: every output continues after the rows all of them hold.
+  const auto identity_for = [&](const ResultsFile& out) {
+    return explore::identity_of(sweep, shard.index, shard.count, out.format());
+  };
   std::uint64_t resumed = outputs.empty() ? 0 : last - first;
+  std::vector<explore::ResumePoint> found;
   for (const ResultsFile& out : outputs) {
-    resumed =
-        std::min(resumed, explore::find_resume_point(out.path(), sweep, out.format(), first).rows);
+    found.push_back(explore::find_resume_point(out.path(), sweep, identity_for(out)));
+    resumed = std::min(resumed, found.back().rows);
   }
-  for (ResultsFile& out : outputs) {
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    ResultsFile& out = outputs[i];
+    const explore::TableIdentity identity = identity_for(out);
     const explore::ResumePoint point =
-        explore::find_resume_point(out.path(), sweep, out.format(), first, resumed);
+        explore::find_resume_point(out.path(), sweep, identity, resumed);
+    if (point.without_identity) {
+      warn(fmt::format(
+          "{}: has no identity file (written by an older PerFlow): its rows were checked "
+          "against this sweep's axis values only, not its base config; writing {}",
+          out.path(), explore::identity_path(out.path()).string()));
+    }
+    if (!found[i].rerun_reason.empty()) {
+      warn(fmt::format("{}; running that run and those after it again", found[i].rerun_reason));
+    }
+    write_file_atomically(explore::identity_path(out.path()), explore::identity_text(identity));
     out.open(point.bytes, explore::table_header(sweep, out.format()));
   }
 

@@ -1,8 +1,10 @@
 #include "perflow/core/memory_budget.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <limits>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -59,6 +61,12 @@ std::optional<std::uint64_t> cgroup_headroom() {
   return std::nullopt;
 }
 
+// The budget SharedMemoryScopes share: what they hold in total, and this thread's part.
+std::mutex shared_mutex;
+double shared_held = 0;
+thread_local bool in_scope = false;
+thread_local double held_here = 0;
+
 void tighten(std::optional<MemoryLimit>& limit, std::optional<std::uint64_t> bytes,
              const char* source) {
   if (bytes && (!limit || *bytes < limit->bytes)) limit = MemoryLimit{*bytes, source};
@@ -71,10 +79,9 @@ std::optional<MemoryLimit> memory_limit() {
     double bytes = 0;
     try {
       bytes = parse_bytes(text);
-    } catch (const std::invalid_argument&) {
-      throw ConfigError(
-          "PERFLOW_MEMORY_LIMIT", "",
-          fmt::format("expected a size such as \"2GB\" or \"512MiB\", found \"{}\"", text));
+    } catch (const std::invalid_argument& e) {
+      throw ConfigError("PERFLOW_MEMORY_LIMIT", "",
+                        fmt::format("expected {}, found \"{}\"", e.what(), text));
     }
     return MemoryLimit{static_cast<std::uint64_t>(bytes), "PERFLOW_MEMORY_LIMIT"};
   }
@@ -96,12 +103,45 @@ void check_memory(double bytes, std::string_view what) {
   constexpr double kProbeFrom = 64.0 * (1 << 20);
   const char* variable = std::getenv("PERFLOW_MEMORY_LIMIT");
   if (bytes < kProbeFrom && (variable == nullptr || *variable == 0)) return;
+  std::unique_lock<std::mutex> lock(shared_mutex, std::defer_lock);
+  double others = 0;  // what runs on other threads hold
+  if (in_scope) {
+    lock.lock();  // the check and the grant at once, for every thread
+    others = shared_held - held_here;
+  }
   const std::optional<MemoryLimit> limit = memory_limit();
-  if (!limit || bytes <= static_cast<double>(limit->bytes)) return;
+  const double available =
+      limit ? std::max(0.0, static_cast<double>(limit->bytes) - others) : bytes;
+  if (bytes <= available) {
+    if (in_scope && bytes > held_here) {
+      shared_held += bytes - held_here;
+      held_here = bytes;
+    }
+    return;
+  }
   throw ResourceError(fmt::format(
       "this run would need about {} of memory ({}), more than the {} this process may take "
       "({}); make the pipeline smaller or raise the limit",
-      format_memory(bytes), what, format_memory(static_cast<double>(limit->bytes)), limit->source));
+      format_bytes(bytes), what, format_bytes(available),
+      others > 0 ? limit->source + ", less what other runs hold" : limit->source));
+}
+
+SharedMemoryScope::SharedMemoryScope() {
+  in_scope = true;
+  held_here = 0;
+}
+
+SharedMemoryScope::~SharedMemoryScope() {
+  const std::lock_guard lock(shared_mutex);
+  shared_held -= held_here;
+  if (shared_held < 0.5) shared_held = 0;  // rounding
+  held_here = 0;
+  in_scope = false;
+}
+
+double shared_memory_held() {
+  const std::lock_guard lock(shared_mutex);
+  return shared_held;
 }
 
 }  // namespace perflow

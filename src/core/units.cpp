@@ -1,5 +1,7 @@
 #include "perflow/core/units.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <stdexcept>
@@ -45,13 +47,46 @@ double parse_number(std::string_view text, const char* expectation) {
 
 double parse_bytes(std::string_view text) {
   constexpr const char* kExpectation = "a size such as 512, \"64MB\" or \"80GiB\"";
+  // The same grammar as the schema's size pattern: a number, optional spaces, a unit.
+  // Near misses say what to write instead of only what is expected.
+  if (!text.empty() &&
+      (text.front() == ' ' || text.back() == ' ' || text.front() == '\t' || text.back() == '\t')) {
+    throw std::invalid_argument(std::string(kExpectation) +
+                                ", without spaces before the number or after the unit");
+  }
+  double bytes = -1;
   for (const Unit& unit : kByteUnits) {
     if (text.size() > unit.suffix.size() && text.ends_with(unit.suffix)) {
-      return parse_number(text.substr(0, text.size() - unit.suffix.size()), kExpectation) *
-             unit.factor;
+      bytes = parse_number(text.substr(0, text.size() - unit.suffix.size()), kExpectation) *
+              unit.factor;
+      break;
     }
   }
-  return parse_number(text, kExpectation);
+  if (bytes < 0) {
+    std::size_t digits = 0;
+    while (digits < text.size() && (std::isdigit(static_cast<unsigned char>(text[digits])) != 0 ||
+                                    text[digits] == '.' || text[digits] == ' ')) {
+      ++digits;
+    }
+    const std::string_view suffix = text.substr(digits);
+    for (const Unit& unit : kByteUnits) {
+      const bool same_letters =
+          suffix.size() == unit.suffix.size() &&
+          std::equal(suffix.begin(), suffix.end(), unit.suffix.begin(), [](char a, char b) {
+            return std::tolower(static_cast<unsigned char>(a)) ==
+                   std::tolower(static_cast<unsigned char>(b));
+          });
+      if (digits > 0 && same_letters) {
+        throw std::invalid_argument(
+            fmt::format("{} (units are case-sensitive: did you mean \"{}{}\"?)", kExpectation,
+                        text.substr(0, digits), unit.suffix));
+      }
+    }
+    bytes = parse_number(text, kExpectation);
+  }
+  // Larger sizes would overflow the 64-bit byte counts they become (1e30GB read as 0).
+  if (!(bytes <= kMaxBytes)) throw std::invalid_argument("a size of at most 1e18 bytes");
+  return bytes;
 }
 
 double parse_bandwidth(std::string_view text) {
@@ -88,6 +123,12 @@ std::string format_memory(double amount) {
     if (std::fabs(amount) >= factor) return fmt::format("{:.1f}{}", amount / factor, unit);
   }
   return fmt::format("{:.0f}", amount);
+}
+
+std::string format_bytes(double bytes) {
+  if (bytes == 1) return "1 byte";
+  if (std::isfinite(bytes) && std::fabs(bytes) < 1e3) return fmt::format("{:.0f} bytes", bytes);
+  return format_memory(bytes);
 }
 
 }  // namespace perflow

@@ -13,8 +13,10 @@
 #include "detail/file_fields.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/core/json_cursor.hpp"
+#include "perflow/core/memory_budget.hpp"
 #include "perflow/core/units.hpp"
 #include "perflow/explore/sweep_runner.hpp"
+#include "perflow/model/device_spec.hpp"
 #include "perflow/model/training.hpp"
 #include "perflow/parallel/schedule_registry.hpp"
 #include "perflow/study/config.hpp"
@@ -47,11 +49,26 @@ std::vector<std::string> read_choices(const JsonCursor& c, std::span<const std::
   return values;
 }
 
-// A ConfigError of a probe config (the base with a one-stage pipeline) as an error of the
-// search file: the base's fields are at /base, the device types at /cluster/gpus.
+// A ConfigError of a probe config (the base with a one-stage pipeline on GPU type `gpu`) as
+// an error of the search file: the base's fields are at /base, the device types at
+// /cluster/gpus. An error of the whole probe (no pointer) is about the GPU type it placed:
+// without a preset or its specs, the model's costs cannot be derived on it.
 [[noreturn]] void rethrow_in_search(const ConfigError& e, const std::string& file,
-                                    const nlohmann::json& base) {
+                                    const nlohmann::json& base, const JsonCursor& gpu) {
   const std::string& pointer = e.pointer();
+  if (pointer.empty()) {
+    const nlohmann::json& entry = gpu.value();
+    if (!entry.contains("preset") && !entry.contains("peak_flops")) {
+      std::vector<std::string> presets;
+      for (const auto& preset : model::device_presets()) presets.emplace_back(preset.name);
+      gpu.fail(
+          fmt::format("this GPU type has no \"preset\" (one of {}) and no specs "
+                      "(peak_flops, memory_bandwidth, ...): the search derives the "
+                      "model's costs from them",
+                      fmt::join(presets, ", ")));
+    }
+    gpu.fail(e.message());
+  }
   std::string where = "/base";
   const std::string first = pointer.substr(1, pointer.find('/', 1) - 1);
   if (first == "device_types") {
@@ -248,7 +265,7 @@ Search parse_search(const nlohmann::json& document, const std::vector<std::strin
     try {
       probed = study::parse_config(probe, file);
     } catch (const ConfigError& e) {
-      rethrow_in_search(e, file, search.base);
+      rethrow_in_search(e, file, search.base, gpu);
     }
     type.capacity = probed->devices.at(0).memory_capacity;
     if (cap && (type.capacity <= 0 || *cap < type.capacity)) {
@@ -375,9 +392,29 @@ Search load_search(const std::filesystem::path& path) {
   return parse_search(document, order, path.string());
 }
 
-std::vector<Plan> enumerate_plans(const Search& search, SearchCounts& counts, bool keep_invalid,
-                                  const parallel::ScheduleRegistry& schedules) {
+namespace {
+
+// What one plan kept for the search costs (its fields, its strings and shares, the vector's
+// slack) without its config, and what its config adds when kept.
+constexpr double kBytesPerPlan = sizeof(Plan) + 160;
+constexpr double kBytesPerConfig = 4096;
+
+// Plans in the order of enumerate_plans, with or without their configs. The plans kept are
+// checked against the memory limit as they grow (every 64Ki plans: the probe reads /proc),
+// so a search over a huge cluster stops with the reason instead of taking the machine.
+std::vector<Plan> enumerate(const Search& search, SearchCounts& counts, bool keep_invalid,
+                            const parallel::ScheduleRegistry& schedules, bool with_configs) {
   std::vector<Plan> plans;
+  const double per_plan = kBytesPerPlan + (with_configs ? kBytesPerConfig : 0.0);
+  const auto check_plans = [&] {
+    try {
+      check_memory(static_cast<double>(plans.size()) * per_plan,
+                   fmt::format("keeping {} plans of the search, and more to come", plans.size()));
+    } catch (const ResourceError& e) {
+      throw ResourceError(fmt::format(
+          "{}: {} (narrow /space, or set /constraints/use_all_gpus: true)", search.file, e.what()));
+    }
+  };
   const SearchSpace& space = search.space;
   const std::uint64_t leaves = std::uint64_t{space.micro_batch_size.size()} *
                                space.recompute.size() *
@@ -461,8 +498,10 @@ std::vector<Plan> enumerate_plans(const Search& search, SearchCounts& counts, bo
                       plan.layers = layers;
                       plan.expert_parallel = ep;
                       plan.placement = placement;
-                      plan.config = plan_config(search, plan, shares);
+                      plan.stage_shares = shares;
+                      if (with_configs) plan.config = plan_config(search, plan, shares);
                       plans.push_back(std::move(plan));
+                      if (plans.size() % 65536 == 0) check_plans();
                     }
                   }
                 }
@@ -474,6 +513,13 @@ std::vector<Plan> enumerate_plans(const Search& search, SearchCounts& counts, bo
     }
   }
   return plans;
+}
+
+}  // namespace
+
+std::vector<Plan> enumerate_plans(const Search& search, SearchCounts& counts, bool keep_invalid,
+                                  const parallel::ScheduleRegistry& schedules) {
+  return enumerate(search, counts, keep_invalid, schedules, /*with_configs=*/true);
 }
 
 bool cannot_fit(const study::Config& config) {
@@ -497,7 +543,9 @@ bool cannot_fit(const study::Config& config) {
 SearchResult run_search(const Search& search, const SearchOptions& options) {
   SearchResult result;
   SearchCounts& counts = result.counts;
-  const std::vector<Plan> plans = enumerate_plans(search, counts, !options.prune_divisibility);
+  // Configs are made one at a time by the workers, and kept only for the plans returned.
+  std::vector<Plan> plans = enumerate(search, counts, !options.prune_divisibility,
+                                      parallel::builtin_schedules(), /*with_configs=*/false);
   enum class Status : std::uint8_t { Simulated, Refused, TooLarge };
   std::vector<Status> status(plans.size(), Status::Simulated);
   std::vector<PlanResult> fitting;
@@ -508,7 +556,8 @@ SearchResult run_search(const Search& search, const SearchOptions& options) {
         try {
           std::optional<study::Config> config;
           try {
-            config = study::parse_config(plans[i].config, search.file);
+            config = study::parse_config(plan_config(search, plans[i], plans[i].stage_shares),
+                                         search.file);
           } catch (const ConfigError&) {
             if (!options.prune_divisibility) throw;
             status[i] = Status::Refused;
@@ -522,7 +571,7 @@ SearchResult run_search(const Search& search, const SearchOptions& options) {
         } catch (const Error& e) {
           outcome.error = e.what();
         } catch (const std::bad_alloc&) {
-          outcome.error = "out of memory: the task graph is too large for this machine";
+          outcome.error = kAllocationFailedMessage;
         }
         return outcome;
       },
@@ -564,6 +613,9 @@ SearchResult run_search(const Search& search, const SearchOptions& options) {
       lowest = r.outcome.peak_total_memory;
       result.pareto.push_back(r);
     }
+  }
+  for (auto* kept : {&result.best, &result.pareto, &result.simulated}) {
+    for (PlanResult& r : *kept) r.plan.config = plan_config(search, r.plan, r.plan.stage_shares);
   }
   return result;
 }

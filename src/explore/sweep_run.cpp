@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "perflow/core/error.hpp"
+#include "perflow/core/memory_budget.hpp"
 #include "perflow/study/config.hpp"
 
 namespace perflow::explore {
@@ -33,6 +34,7 @@ RunOutcome run_point(const Sweep& sweep, std::uint64_t run) {
   RunOutcome outcome;
   outcome.run = run;
   const std::vector<study::ConfigOverride> overrides = sweep.overrides(run);
+  const SharedMemoryScope memory;  // released when the run ends
   try {
     const study::Config config = study::parse_config(sweep.base, sweep.base_file, overrides);
     evaluate_config(config, outcome);
@@ -42,10 +44,14 @@ RunOutcome run_point(const Sweep& sweep, std::uint64_t run) {
         sweep.base_pointer.empty() || e.file() != sweep.base_file
             ? std::string(e.what())
             : ConfigError(e.file(), sweep.base_pointer + e.pointer(), e.message()).what();
+  } catch (const ResourceError& e) {
+    outcome.error = e.what();
+    outcome.refused_for_memory = true;
   } catch (const Error& e) {
     outcome.error = e.what();
   } catch (const std::bad_alloc&) {
     outcome.error = "out of memory: the task graph is too large for this machine";
+    outcome.refused_for_memory = true;
   }
   return outcome;
 }

@@ -97,6 +97,53 @@ class ReorderWindow {
   bool stopped_ = false;
 };
 
+// Runs take turns here: any number at once (shared), or one alone (exclusive), which waits
+// for those running to finish and holds new ones back until it is done.
+class RunGate {
+ public:
+  void enter_shared() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return !exclusive_ && exclusive_waiting_ == 0; });
+    ++running_;
+  }
+  void leave_shared() {
+    {
+      const std::lock_guard lock(mutex_);
+      --running_;
+    }
+    changed_.notify_all();
+  }
+  void enter_exclusive() {
+    std::unique_lock lock(mutex_);
+    ++exclusive_waiting_;
+    changed_.wait(lock, [&] { return !exclusive_ && running_ == 0; });
+    --exclusive_waiting_;
+    exclusive_ = true;
+  }
+  void leave_exclusive() {
+    {
+      const std::lock_guard lock(mutex_);
+      exclusive_ = false;
+    }
+    changed_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  unsigned running_ = 0;
+  unsigned exclusive_waiting_ = 0;
+  bool exclusive_ = false;
+};
+
+// Gives what the runs before freed back to the system, so a run retried alone sees the
+// memory the process would have running it alone.
+void release_freed_memory() {
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
+}
+
 }  // namespace
 
 void run_sweep(const Sweep& sweep, std::uint64_t first, std::uint64_t last, unsigned jobs,
@@ -129,6 +176,32 @@ void run_in_order(std::uint64_t first, std::uint64_t last, unsigned jobs,
   }
 
   ReorderWindow window(first, std::size_t{256} * jobs);
+  // A run refused for memory while others ran beside it may fit alone: it is run again
+  // once they are done, with none beside it, as --jobs 1 would run it. So a refusal that
+  // came from the other runs is never an outcome, and the outcomes do not depend on `jobs`.
+  RunGate gate;
+  const auto run_gated = [&](std::uint64_t run) {
+    gate.enter_shared();
+    std::optional<RunOutcome> outcome;
+    try {
+      outcome = run_one(run);
+    } catch (...) {
+      gate.leave_shared();
+      throw;
+    }
+    gate.leave_shared();
+    if (!outcome->refused_for_memory) return std::move(*outcome);
+    gate.enter_exclusive();
+    try {
+      release_freed_memory();
+      outcome = run_one(run);
+    } catch (...) {
+      gate.leave_exclusive();
+      throw;
+    }
+    gate.leave_exclusive();
+    return std::move(*outcome);
+  };
   std::mutex failure_mutex;
   std::exception_ptr failure;
   std::vector<std::jthread> workers;
@@ -137,7 +210,7 @@ void run_in_order(std::uint64_t first, std::uint64_t last, unsigned jobs,
     workers.emplace_back([&] {
       try {
         while (const std::optional<std::uint64_t> run = window.take(last)) {
-          window.put(run_one(*run));
+          window.put(run_gated(*run));
         }
       } catch (...) {
         const std::lock_guard lock(failure_mutex);

@@ -87,8 +87,59 @@ TEST(MemoryBudget, MalformedVariableNamesItAndWhatWasFound) {
     FAIL() << "expected a ConfigError";
   } catch (const ConfigError& e) {
     EXPECT_STREQ(e.what(),
-                 "PERFLOW_MEMORY_LIMIT: expected a size such as \"2GB\" or \"512MiB\", found "
-                 "\"lots\"");
+                 "PERFLOW_MEMORY_LIMIT: expected a size such as 512, \"64MB\" or \"80GiB\", "
+                 "found \"lots\"");
+  }
+}
+
+std::string limit_error(const char* value) {
+  const ScopedLimitVariable variable(value);
+  try {
+    memory_limit();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// A size too large for a 64-bit byte count was read as 0, and every run was refused.
+TEST(MemoryBudget, AnOverflowingVariableIsAnErrorNotZero) {
+  EXPECT_EQ(limit_error("1e30GB"),
+            "PERFLOW_MEMORY_LIMIT: expected a size of at most 1e18 bytes, found \"1e30GB\"");
+  EXPECT_EQ(limit_error("18446744073709551616"),
+            "PERFLOW_MEMORY_LIMIT: expected a size of at most 1e18 bytes, found "
+            "\"18446744073709551616\"");
+}
+
+// The variable reads as every size does (the schema's grammar); near misses say what to write.
+TEST(MemoryBudget, TheVariableParsesAsEverySizeDoes) {
+  for (const char* same : {"2GB", "2 GB", "2e9", "2000000000", "2000MB"}) {
+    const ScopedLimitVariable variable(same);
+    ASSERT_TRUE(memory_limit().has_value()) << same;
+    EXPECT_EQ(memory_limit()->bytes, 2'000'000'000u) << same;
+  }
+  EXPECT_EQ(limit_error("2gb"),
+            "PERFLOW_MEMORY_LIMIT: expected a size such as 512, \"64MB\" or \"80GiB\" (units are "
+            "case-sensitive: did you mean \"2GB\"?), found \"2gb\"");
+  EXPECT_EQ(limit_error(" 2GB"),
+            "PERFLOW_MEMORY_LIMIT: expected a size such as 512, \"64MB\" or \"80GiB\", without "
+            "spaces before the number or after the unit, found \" 2GB\"");
+  EXPECT_EQ(limit_error("2GB "),
+            "PERFLOW_MEMORY_LIMIT: expected a size such as 512, \"64MB\" or \"80GiB\", without "
+            "spaces before the number or after the unit, found \"2GB \"");
+}
+
+// The refusal's sizes are bytes: a 1-byte limit read "the 1" (format_memory's unitless form).
+TEST(MemoryBudget, ATinyLimitIsPrintedInBytes) {
+  const ScopedLimitVariable variable("1B");
+  try {
+    check_memory(512, "a test");
+    FAIL() << "expected a ResourceError";
+  } catch (const ResourceError& e) {
+    EXPECT_STREQ(e.what(),
+                 "this run would need about 512 bytes of memory (a test), more than the 1 byte "
+                 "this process may take (PERFLOW_MEMORY_LIMIT); make the pipeline smaller or raise "
+                 "the limit");
   }
 }
 

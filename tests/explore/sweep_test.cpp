@@ -1,15 +1,24 @@
 #include "perflow/explore/sweep.hpp"
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "perflow/core/error.hpp"
+#include "perflow/core/memory_budget.hpp"
+#include "perflow/explore/csv_table.hpp"
 #include "perflow/explore/sweep_run.hpp"
 #include "perflow/explore/sweep_runner.hpp"
 #include "perflow/explore/sweep_table.hpp"
@@ -248,6 +257,12 @@ std::string table_of(const Sweep& sweep, std::uint64_t first, std::uint64_t last
   return text;
 }
 
+// The identity of shard `index` of `count` of `sweep`'s results.
+TableIdentity id(const Sweep& sweep, std::uint64_t index = 0, std::uint64_t count = 1,
+                 TableFormat format = TableFormat::Csv) {
+  return identity_of(sweep, index, count, format);
+}
+
 TEST_F(SweepFiles, ResumeCountsCompleteRowsOfThisSweep) {
   const Sweep sweep =
       sweep_of(R"({"/pipeline/microbatches": [4, 8, 12, 16]})", {"/pipeline/microbatches"});
@@ -255,27 +270,29 @@ TEST_F(SweepFiles, ResumeCountsCompleteRowsOfThisSweep) {
   const std::size_t second_row_end = full.find('\n', full.find('\n', full.find('\n') + 1) + 1) + 1;
   // Two rows and a piece of the third.
   const auto partial = write("p.csv", full.substr(0, second_row_end + 5));
-  const ResumePoint point = find_resume_point(partial, sweep, TableFormat::Csv, 0);
+  const ResumePoint point = find_resume_point(partial, sweep, id(sweep));
   EXPECT_EQ(point.rows, 2u);
   EXPECT_EQ(point.bytes, second_row_end);
-  EXPECT_EQ(find_resume_point(partial, sweep, TableFormat::Csv, 0, 1).rows, 1u);
-  EXPECT_EQ(find_resume_point(dir_ / "none.csv", sweep, TableFormat::Csv, 0).rows, 0u);
-  // A shard's file starts at its first run.
+  EXPECT_TRUE(point.without_identity);
+  EXPECT_EQ(point.rerun_reason, "");
+  EXPECT_EQ(find_resume_point(partial, sweep, id(sweep), 1).rows, 1u);
+  EXPECT_EQ(find_resume_point(dir_ / "none.csv", sweep, id(sweep)).rows, 0u);
+  // A shard's file starts at its first run (shard 1/2 of 4 runs: run 2).
   EXPECT_NE(error_of([&] {
-              find_resume_point(partial, sweep, TableFormat::Csv, 2);
+              find_resume_point(partial, sweep, id(sweep, 1, 2));
             }).find("line 2 is not the result of run 2 of this sweep"),
             std::string::npos);
   // Another sweep's rows (other axis values) are not resumed.
   const Sweep other =
       sweep_of(R"({"/pipeline/microbatches": [4, 6, 12, 16]})", {"/pipeline/microbatches"});
   EXPECT_NE(error_of([&] {
-              find_resume_point(partial, other, TableFormat::Csv, 0);
+              find_resume_point(partial, other, id(other));
             }).find("line 3 is not the result of run 1 of this sweep"),
             std::string::npos);
   const Sweep columns = sweep_of(R"({"/pipeline/stages": [4]})", {"/pipeline/stages"});
   EXPECT_NE(
       error_of([&] {
-        find_resume_point(partial, columns, TableFormat::Csv, 0);
+        find_resume_point(partial, columns, id(columns));
       }).find("holds the results of another sweep: its header is 'run,/pipeline/microbatches,"),
       std::string::npos);
 }
@@ -288,7 +305,14 @@ TEST_F(SweepFiles, ShardsMergeIntoTheUnshardedFile) {
     const std::vector<std::filesystem::path> parts = {write("b", table_of(sweep, 3, 7, format)),
                                                       write("c", table_of(sweep, 7, 10, format)),
                                                       write("a", table_of(sweep, 0, 3, format))};
-    EXPECT_EQ(merge_tables(parts, format), whole);
+    const MergedTable merged = merge_tables(parts, format);
+    EXPECT_EQ(merged.text, whole);
+    // Parts without identity files (an older PerFlow's) merge, with a warning.
+    EXPECT_EQ(merged.identity, std::nullopt);
+    ASSERT_EQ(merged.warnings.size(), 1u);
+    EXPECT_EQ(merged.warnings[0],
+              "none of the parts has an identity file (results written before PerFlow wrote "
+              "them): their rows are checked, but not that they are the shards of one sweep");
     const std::vector<std::filesystem::path> missing = {parts[1], parts[2]};
     EXPECT_EQ(error_of([&] { merge_tables(missing, format); }),
               "run 3 is in none of the parts (a shard is missing or unfinished)");
@@ -297,6 +321,303 @@ TEST_F(SweepFiles, ShardsMergeIntoTheUnshardedFile) {
         error_of([&] { merge_tables(twice, format); }).find(": run 3 is also in another part"),
         std::string::npos);
   }
+}
+
+// Shard `index` of `count` as `sweep` writes it into `name`: its rows and identity file.
+std::filesystem::path write_shard(const std::filesystem::path& dir, const std::string& name,
+                                  const Sweep& sweep, std::uint64_t index, std::uint64_t count,
+                                  TableFormat format) {
+  const RunRange range = shard_runs(sweep.run_count(), index, count);
+  const std::filesystem::path path = dir / name;
+  std::ofstream(path, std::ios::binary) << table_of(sweep, range.first, range.last, format);
+  std::ofstream(identity_path(path), std::ios::binary)
+      << identity_text(identity_of(sweep, index, count, format));
+  return path;
+}
+
+TEST(SweepIdentity, DigestIsSha256OfTheSweepAsRead) {
+  // FIPS 180-4 examples (NIST's SHA-256 example values).
+  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(sha256_hex(std::string(1000000, 'a')),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  const Sweep sweep = sweep_of(R"({"/pipeline/microbatches": [4, 8]})", {"/pipeline/microbatches"});
+  EXPECT_EQ(sweep.digest, "sha256:" + sha256_hex(nlohmann::json::parse(R"({"axes":
+    [{"pointers": ["/pipeline/microbatches"], "values": [[4], [8]]}],
+    "base": {"pipeline": {"schedule": "1f1b", "stages": 4, "microbatches": 8},
+             "costs": {"forward": 10, "backward": 20, "weight": 15}}})")
+                                                     .dump()));
+  // The same sweep written otherwise is the same sweep; another value is another.
+  EXPECT_EQ(parse_sweep(nlohmann::json::parse(R"({"axes": {"/pipeline/microbatches": [4, 8]},
+    "base": {"costs": {"weight": 15, "backward": 20, "forward": 10},
+             "pipeline": {"microbatches": 8, "stages": 4, "schedule": "1f1b"}}})"),
+                        {"/pipeline/microbatches"}, "other.json", ".")
+                .digest,
+            sweep.digest);
+  EXPECT_NE(sweep_of(R"({"/pipeline/microbatches": [4, 9]})", {"/pipeline/microbatches"}).digest,
+            sweep.digest);
+  EXPECT_EQ(identity_text(identity_of(sweep, 1, 2, TableFormat::Jsonl)),
+            "{\n  \"perflow\": \"sweep results\",\n  \"sweep\": \"" + sweep.digest +
+                "\",\n  \"runs\": 2,\n  \"shard\": \"1/2\",\n  \"format\": \"jsonl\"\n}\n");
+}
+
+TEST_F(SweepFiles, MergeRefusesPartsOfAnotherSweepOrAMissingOrRepeatedShard) {
+  const Sweep sweep = sweep_of(R"({"/pipeline/microbatches": {"from": 1, "to": 10, "step": 1}})",
+                               {"/pipeline/microbatches"});
+  // The same axis, other values: the rows look alike.
+  const Sweep other = sweep_of(R"({"/pipeline/microbatches": {"from": 2, "to": 11, "step": 1}})",
+                               {"/pipeline/microbatches"});
+  for (const TableFormat format : {TableFormat::Csv, TableFormat::Jsonl}) {
+    const std::string ext = format == TableFormat::Csv ? ".csv" : ".jsonl";
+    const auto a0 = write_shard(dir_, "a0" + ext, sweep, 0, 2, format);
+    const auto a1 = write_shard(dir_, "a1" + ext, sweep, 1, 2, format);
+    const auto b1 = write_shard(dir_, "b1" + ext, other, 1, 2, format);
+    const std::vector<std::filesystem::path> good = {a1, a0};
+    const MergedTable merged = merge_tables(good, format);
+    EXPECT_EQ(merged.text, table_of(sweep, 0, 10, format));
+    EXPECT_EQ(merged.identity, identity_of(sweep, 0, 1, format));
+    EXPECT_TRUE(merged.warnings.empty());
+
+    const std::vector<std::filesystem::path> mixed = {a0, b1};
+    EXPECT_EQ(error_of([&] { merge_tables(mixed, format); }),
+              fmt::format("{} and {} hold results of different sweeps ({} and {}); merge the "
+                          "shards of one sweep",
+                          a0.string(), b1.string(), sweep.digest.substr(0, 19),
+                          other.digest.substr(0, 19)));
+    const std::vector<std::filesystem::path> one = {a0};
+    EXPECT_EQ(error_of([&] { merge_tables(one, format); }),
+              "shard 1/2 (runs 5 to 9) is in none of the parts: merge all 2 shards");
+    const std::vector<std::filesystem::path> twice = {a0, a1, a0};
+    EXPECT_EQ(error_of([&] { merge_tables(twice, format); }),
+              fmt::format("{} and {} are both shard 0/2: give each shard once", a0.string(),
+                          a0.string()));
+    // A part of another split of the same sweep.
+    const auto c0 = write_shard(dir_, "c0" + ext, sweep, 0, 3, format);
+    const std::vector<std::filesystem::path> split = {a0, c0};
+    EXPECT_EQ(error_of([&] { merge_tables(split, format); }),
+              fmt::format("{} is shard 0/2 and {} is shard 0/3: the parts are not shards of one "
+                          "split of the sweep",
+                          a0.string(), c0.string()));
+    // A part without its identity file among parts with one.
+    const auto bare = write("bare" + ext, table_of(sweep, 5, 10, format));
+    const std::vector<std::filesystem::path> unknown = {a0, bare};
+    EXPECT_NE(error_of([&] { merge_tables(unknown, format); })
+                  .find(bare.string() + ": has no identity file (" + bare.string() +
+                        ".identity.json), while " + a0.string() + " has one"),
+              std::string::npos);
+    // An unfinished shard: its rows stop early.
+    const auto cut = write_shard(dir_, "cut" + ext, sweep, 1, 2, format);
+    std::ofstream(cut, std::ios::binary) << table_of(sweep, 5, 8, format);
+    const std::vector<std::filesystem::path> unfinished = {a0, cut};
+    EXPECT_EQ(error_of([&] { merge_tables(unfinished, format); }),
+              cut.string() +
+                  ": holds 3 of the 5 runs of shard 1/2 (5 to 9): the shard is unfinished "
+                  "(rerun it to finish it)");
+  }
+}
+
+// The full results of a 4-run sweep with `edit` applied to its third line.
+struct RowEdit {
+  std::string from;
+  std::string to;
+  std::string error;  // what merge says, after "FILE:line 3: "
+};
+
+TEST_F(SweepFiles, AMalformedRowIsAnErrorForMergeAndRunAgainOnResume) {
+  using namespace std::string_literals;
+  const Sweep sweep =
+      sweep_of(R"({"/pipeline/microbatches": [4, 8, 12, 16]})", {"/pipeline/microbatches"});
+  const std::string csv = table_of(sweep, 0, 4, TableFormat::Csv);
+  const std::string jsonl = table_of(sweep, 0, 4, TableFormat::Jsonl);
+  // Line 3 is run 1.
+  ASSERT_NE(csv.find("\n1,8,495000,495000,0.2727272727272727,,,0.0,0.0,false,\n"),
+            std::string::npos);
+  const std::vector<RowEdit> csv_edits = {
+      {"1,8,495000,495000,0.27", "1,8,495000,0.27",
+       "the row of run 1: expected 11 fields as in the header, found 10"},
+      {"0.0,false,\n2", "0.0,fal2e,\n2",
+       "field 'out_of_memory' of run 1: expected true or false, found 'fal2e'"},
+      {"1,8,495000,495000",
+       "1,8,495\x00"
+       "000,495000"s,
+       "field 'makespan_ns' of run 1: a NUL byte at byte 4"},
+      {"1,8,495000,495000",
+       "1,8,495000,49\xff"
+       "5000",
+       "field 'iteration_time_ns' of run 1: byte 3 (0xff) is not UTF-8"},
+      {"1,8,495000,495000", "1,8,495000,495\"000",
+       "field 'iteration_time_ns' of run 1: a quote inside an unquoted field"},
+      {"0.2727272727272727,,,0.0", "0.2727272727272727,,,0.00",
+       "field 'peak_memory' of run 1: expected the number as PerFlow writes it ('0.0'), found "
+       "'0.00'"},
+      {"false,\n2", "false,oops\n2",
+       "field 'makespan_ns' of run 1: expected nothing (the run has an error), found '495000'"},
+  };
+  const std::vector<RowEdit> jsonl_edits = {
+      {"\"peak_memory\":0.0,\"peak_total_memory\":0.0,\"out_of_memory\":false,\"error\":null}\n"
+       "{\"run\":2",
+       "\"peax_memory\":0.0,\"peak_total_memory\":0.0,\"out_of_memory\":false,\"error\":null}\n"
+       "{\"run\":2",
+       "the row of run 1: expected key 'peak_memory', found 'peax_memory'"},
+      {"\"out_of_memory\":false,\"error\":null}\n{\"run\":2",
+       "\"out_of_memory\":fal2e,\"error\":null}\n{\"run\":2",
+       "the row: invalid JSON at column 211: syntax error while parsing value - invalid "
+       "literal; last read: '\"out_of_memory\":fal2'"},
+      {"\"out_of_memory\":false,\"error\":null}\n{\"run\":2",
+       "\"out_of_memory\":\"false\",\"error\":null}\n{\"run\":2",
+       "field 'out_of_memory' of run 1: expected true or false, found '\"false\"'"},
+      {"{\"run\":1,\"/pipeline/microbatches\":8,\"makespan_ns\":495000",
+       "{\"run\":1,\"/pipeline/microbatches\":8,\"makespan_ns\":495000.0",
+       "field 'makespan_ns' of run 1: expected a whole number of nanoseconds, found '495000.0'"},
+  };
+  for (const TableFormat format : {TableFormat::Csv, TableFormat::Jsonl}) {
+    const std::string& whole = format == TableFormat::Csv ? csv : jsonl;
+    const std::size_t line = format == TableFormat::Csv ? 3 : 2;
+    for (const RowEdit& edit : format == TableFormat::Csv ? csv_edits : jsonl_edits) {
+      SCOPED_TRACE(edit.to);
+      std::string text = whole;
+      const std::size_t at = text.find(edit.from);
+      ASSERT_NE(at, std::string::npos);
+      text.replace(at, edit.from.size(), edit.to);
+      const auto path = write(format == TableFormat::Csv ? "e.csv" : "e.jsonl", text);
+      const std::vector<std::filesystem::path> parts = {path};
+      EXPECT_EQ(error_of([&] { merge_tables(parts, format); }),
+                fmt::format("{}:line {}: {}", path.string(), line, edit.error));
+      // Resume keeps the rows before it and runs it and the rest again.
+      const ResumePoint point = find_resume_point(path, sweep, id(sweep, 0, 1, format));
+      EXPECT_EQ(point.rows, 1u);
+      // Through the first row (CSV: and the header).
+      const std::size_t first_row_end = whole.find('\n') + 1;
+      EXPECT_EQ(point.bytes,
+                format == TableFormat::Csv ? whole.find('\n', first_row_end) + 1 : first_row_end);
+      EXPECT_EQ(point.rerun_reason, fmt::format("{}:line {}: {}", path.string(), line, edit.error));
+    }
+  }
+  // A malformed first row of a JSON Lines file without identity: nothing says the file is
+  // this sweep's, so it is not written over.
+  const auto notes = write("notes.jsonl", "{\"note\": \"mine\"}\n");
+  EXPECT_NE(error_of([&] { find_resume_point(notes, sweep, id(sweep, 0, 1, TableFormat::Jsonl)); })
+                .find("notes.jsonl:line 1: the row: expected key 'run', found 'note'; it holds "
+                      "another sweep's results or was edited"),
+            std::string::npos);
+}
+
+TEST_F(SweepFiles, ResumeRefusesAnotherSweepsOrShardsIdentity) {
+  const Sweep sweep =
+      sweep_of(R"({"/pipeline/microbatches": [4, 8, 12, 16]})", {"/pipeline/microbatches"});
+  const Sweep other_base =
+      parse_sweep(nlohmann::json::parse(R"({"base": {"pipeline": {"schedule": "1f1b", "stages": 4},
+        "costs": {"forward": 11, "backward": 20, "weight": 15}},
+        "axes": {"/pipeline/microbatches": [4, 8, 12, 16]}})"),
+                  {"/pipeline/microbatches"}, "s.json", ".");
+  const auto path = write_shard(dir_, "r.csv", sweep, 0, 2, TableFormat::Csv);
+  EXPECT_EQ(find_resume_point(path, sweep, id(sweep, 0, 2)).rows, 2u);
+  EXPECT_FALSE(find_resume_point(path, sweep, id(sweep, 0, 2)).without_identity);
+  // Same axes and values, another base: the rows alone cannot tell.
+  EXPECT_EQ(error_of([&] { find_resume_point(path, other_base, id(other_base, 0, 2)); }),
+            fmt::format("{}: holds the results of another sweep ({} names {}, this sweep is {}); "
+                        "remove it or write to another file",
+                        path.string(), identity_path(path).string(), sweep.digest.substr(0, 19),
+                        other_base.digest.substr(0, 19)));
+  EXPECT_EQ(error_of([&] { find_resume_point(path, sweep, id(sweep, 1, 2)); }),
+            path.string() +
+                ": holds shard 0/2 of this sweep, not shard 1/2; remove it or write to another "
+                "file");
+}
+
+TEST_F(SweepFiles, ReadersRefuseWhatIsNotARegularFile) {
+  const Sweep sweep = sweep_of(R"({"/pipeline/microbatches": [4, 8]})", {"/pipeline/microbatches"});
+  const auto good = write("good.csv", table_of(sweep, 0, 2, TableFormat::Csv));
+  const std::filesystem::path fifo = dir_ / "fifo.csv";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::filesystem::path link = dir_ / "zero.csv";
+  std::filesystem::create_symlink("/dev/zero", link);
+  const std::vector<std::pair<std::filesystem::path, std::string>> cases = {
+      {"/dev/zero", "/dev/zero: is a character device, not a sweep results file"},
+      {fifo, fifo.string() + ": is a FIFO, not a sweep results file"},
+      {link, link.string() + ": is a character device, not a sweep results file"},
+      {dir_, dir_.string() + ": is a directory, not a sweep results file"}};
+  for (const auto& [path, message] : cases) {
+    const std::vector<std::filesystem::path> parts = {good, path};
+    EXPECT_EQ(error_of([&] { merge_tables(parts, TableFormat::Csv); }), message);
+    EXPECT_EQ(error_of([&] { find_resume_point(path, sweep, id(sweep)); }), message);
+  }
+  // A line without end: bounded (16 MiB), named by its file and line.
+  std::string huge = table_header(sweep, TableFormat::Csv) + std::string(kMaxLineBytes + 1, '7');
+  const auto endless = write("endless.csv", huge);
+  const std::vector<std::filesystem::path> parts = {endless};
+  EXPECT_EQ(
+      error_of([&] { merge_tables(parts, TableFormat::Csv); }),
+      endless.string() +
+          ":line 2: a line longer than 16777216 bytes; a sweep results file has no such lines");
+  EXPECT_EQ(
+      error_of([&] { find_resume_point(endless, sweep, id(sweep)); }),
+      endless.string() +
+          ":line 2: a line longer than 16777216 bytes; a sweep results file has no such lines");
+}
+
+TEST(SweepRunner, ARunRefusedForMemoryBesideOthersIsRunAgainAlone) {
+  // Each evaluation is refused for memory when another one runs at the same time, as runs
+  // refused by a limit the others' memory counts against.
+  std::atomic<int> running{0};
+  std::atomic<int> alone{0};
+  const auto evaluate = [&](std::uint64_t run) {
+    const int now = ++running;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    RunOutcome outcome;
+    if (now > 1 || running.load() > 1) {
+      outcome.error = "refused for memory";
+      outcome.refused_for_memory = true;
+    } else {
+      ++alone;
+      outcome.makespan = static_cast<TimeNs>(run);
+    }
+    --running;
+    return outcome;
+  };
+  for (const unsigned jobs : {1u, 2u, 4u}) {
+    alone = 0;
+    std::vector<std::uint64_t> makespans;
+    run_in_order(0, 40, jobs, evaluate, [&](const RunOutcome& outcome) {
+      EXPECT_EQ(outcome.error, "") << "run " << outcome.run << " with --jobs " << jobs;
+      makespans.push_back(static_cast<std::uint64_t>(outcome.makespan));
+    });
+    ASSERT_EQ(makespans.size(), 40u);
+    for (std::uint64_t r = 0; r < 40; ++r) EXPECT_EQ(makespans[r], r);
+    EXPECT_EQ(alone.load(), 40);
+  }
+}
+
+TEST(SweepRunner, ConcurrentRunsShareOneMemoryBudget) {
+  ::setenv("PERFLOW_MEMORY_LIMIT", "1000MB", 1);
+  {
+    const SharedMemoryScope mine;
+    check_memory(600e6, "a run");
+    EXPECT_EQ(shared_memory_held(), 600e6);
+    std::string beside;
+    std::thread([&] {
+      const SharedMemoryScope other;
+      beside = error_of([] { check_memory(600e6, "another run"); });
+      check_memory(300e6, "a small run");  // fits beside it
+      EXPECT_EQ(shared_memory_held(), 900e6);
+    }).join();
+    EXPECT_EQ(beside,
+              "this run would need about 600.0MB of memory (another run), more than the 400.0MB "
+              "this process may take (PERFLOW_MEMORY_LIMIT, less what other runs hold); make the "
+              "pipeline smaller or raise the limit");
+    EXPECT_EQ(shared_memory_held(), 600e6);
+  }
+  EXPECT_EQ(shared_memory_held(), 0.0);
+  std::thread([] {
+    const SharedMemoryScope other;
+    check_memory(600e6, "another run");  // alone now
+  }).join();
+  // Without a scope a check counts nothing held.
+  check_memory(900e6, "a run");
+  EXPECT_EQ(shared_memory_held(), 0.0);
+  ::unsetenv("PERFLOW_MEMORY_LIMIT");
 }
 
 }  // namespace

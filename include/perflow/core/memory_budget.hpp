@@ -26,4 +26,21 @@ std::optional<MemoryLimit> memory_limit();
 /// PERFLOW_MEMORY_LIMIT is checked (the other limits cost system calls to read).
 void check_memory(double bytes, std::string_view what);
 
+/// Runs on several threads (a sweep's workers) share one budget: while a scope is alive on
+/// a thread, what check_memory grants there is held until the scope ends, and a check on
+/// any thread with a scope also counts what the other scopes hold. A run that does not fit
+/// beside the others is refused like one that does not fit alone (ResourceError), so the
+/// caller can wait for the others and retry it (explore::run_in_order does). Without a
+/// scope check_memory is as above. Scopes do not nest.
+class SharedMemoryScope {
+ public:
+  SharedMemoryScope();
+  ~SharedMemoryScope();
+  SharedMemoryScope(const SharedMemoryScope&) = delete;
+  SharedMemoryScope& operator=(const SharedMemoryScope&) = delete;
+};
+
+/// The bytes every SharedMemoryScope holds now (for tests and messages).
+double shared_memory_held();
+
 }  // namespace perflow

@@ -71,6 +71,10 @@ struct Plan {
   std::uint32_t expert_parallel = 1;
   std::string layers;     ///< the layer split
   std::string placement;  ///< e.g. "H100 x4, A100 x4" (stages per GPU type, first stage first)
+  /// The same as indices into Search::gpus and stage counts, first stage first.
+  std::vector<std::pair<std::size_t, std::uint32_t>> stage_shares;
+  /// The complete config. run_search fills it only in the plans it returns (a search may
+  /// weigh millions of plans; each config is a few kilobytes).
   nlohmann::json config;
 };
 
@@ -110,7 +114,8 @@ struct SearchOptions {
 /// `keep_invalid`. `schedules` holds the schedules the space names: each one's chunk rule
 /// gives the chunk counts tried (its fixed count, else space.chunks) and its check prunes
 /// the sizes it refuses. run_search enumerates with the built-in schedules (it simulates
-/// through study, which plans with them).
+/// through study, which plans with them). Throws ResourceError, naming the search file, when
+/// the plans would need more memory than this process may take (see memory_budget.hpp).
 std::vector<Plan> enumerate_plans(
     const Search& search, SearchCounts& counts, bool keep_invalid = false,
     const parallel::ScheduleRegistry& schedules = parallel::builtin_schedules());

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -26,6 +27,11 @@ struct Sweep {
   std::string base_pointer;  ///< "/base" when the base is inline, else empty
   nlohmann::json base;       ///< the base config document
   std::vector<SweepAxis> axes;
+  /// What the sweep computes, as read: "sha256:" and the SHA-256 (FIPS 180-4) of the base
+  /// config and the axes (pointers and values, in run order) as canonical JSON. Its results
+  /// files carry it (sweep_table.hpp "TableIdentity"); a whitespace or key-order edit of
+  /// the files does not change it, a changed value does.
+  std::string digest;
 
   [[nodiscard]] std::uint64_t run_count() const;
   /// Every pointer an axis sets, in column order.
@@ -46,5 +52,8 @@ Sweep load_sweep(const std::filesystem::path& path);
 /// were written (JSON objects forget it); `directory` is where a base path is relative to.
 Sweep parse_sweep(const nlohmann::json& document, const std::vector<std::string>& axis_order,
                   const std::string& file, const std::filesystem::path& directory);
+
+/// The SHA-256 of `text` as 64 lowercase hex digits (a sweep's digest).
+std::string sha256_hex(std::string_view text);
 
 }  // namespace perflow::explore

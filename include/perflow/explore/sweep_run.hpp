@@ -22,6 +22,10 @@ struct RunOutcome {
   double peak_memory = 0;              ///< the devices' largest peak of activations
   double peak_total_memory = 0;        ///< the devices' largest static + activation peak
   bool out_of_memory = false;          ///< a device beyond its memory capacity
+  /// The process could not give the run the memory it needs (`error` says why): a limit of
+  /// this machine, not a fact of the configuration. run_in_order retries such a run alone
+  /// when others ran beside it, so that what is written does not depend on --jobs.
+  bool refused_for_memory = false;
 };
 
 /// Builds and simulates a parsed config and fills the outcome's figures (`run` and `error`
@@ -30,6 +34,8 @@ void evaluate_config(const study::Config& config, RunOutcome& outcome);
 
 /// Reads, builds and simulates run `run` of the sweep. A configuration the config reader,
 /// a schedule or the simulator refuses is an outcome with its message, not an exception.
+/// The memory the run is granted counts against the budget concurrent runs share
+/// (SharedMemoryScope).
 RunOutcome run_point(const Sweep& sweep, std::uint64_t run);
 
 }  // namespace perflow::explore

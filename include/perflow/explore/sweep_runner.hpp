@@ -20,6 +20,9 @@ struct SweepProgress {
 /// soon as it and every item before it are done: the output is the same whatever `jobs` is.
 /// `evaluate` is called concurrently and must not throw for a bad item (an outcome with its
 /// error instead); an exception from it or from `emit` stops the workers and is rethrown.
+/// An outcome `refused_for_memory` while other items were evaluated beside it is not
+/// emitted: the item is evaluated again alone, once the others are done (no new one starts
+/// meanwhile), and that outcome is emitted, as with one thread.
 void run_in_order(std::uint64_t first, std::uint64_t last, unsigned jobs,
                   const std::function<RunOutcome(std::uint64_t)>& evaluate,
                   const std::function<void(const RunOutcome&)>& emit,
