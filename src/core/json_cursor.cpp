@@ -12,6 +12,7 @@
 
 #include "perflow/core/did_you_mean.hpp"
 #include "perflow/core/error.hpp"
+#include "perflow/core/excerpt.hpp"
 
 namespace perflow {
 namespace {
@@ -55,7 +56,51 @@ std::string without_nlohmann_prefix(std::string what) {
   if (what.starts_with("parse error")) {
     if (auto colon = what.find(": "); colon != std::string::npos) what.erase(0, colon + 2);
   }
-  return what;
+  // "last read: '<the token so far>'" may hold a whole unterminated string (a 50 MB config
+  // gave a 50 MB message) and raw bytes that are not UTF-8: keep its printable end.
+  constexpr std::string_view kLastRead = "; last read: '";
+  if (const std::size_t at = what.find(kLastRead);
+      at != std::string::npos && what.size() > at + kLastRead.size() && what.back() == '\'') {
+    const std::size_t from = at + kLastRead.size();
+    const std::string read = what.substr(from, what.size() - 1 - from);
+    what = what.substr(0, from) + excerpt_tail(read, 40) + "'";
+  }
+  return excerpt(what, 400);
+}
+
+// The byte offset of the second `key` in one object of valid JSON `text`, for the error's
+// line and column: nlohmann's parse callback sees keys but not where they are.
+std::size_t duplicate_key_offset(std::string_view text, const std::string& key) {
+  struct Frame {
+    bool object = false;
+    bool expect_key = false;
+    std::set<std::string> keys;
+  };
+  std::vector<Frame> open;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '{' || c == '[') {
+      open.push_back(Frame{c == '{', c == '{', {}});
+    } else if (c == '}' || c == ']') {
+      if (!open.empty()) open.pop_back();
+    } else if (c == ',' && !open.empty() && open.back().object) {
+      open.back().expect_key = true;
+    } else if (c == '"') {
+      const std::size_t start = i;
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        if (text[i] == '\\') ++i;
+      }
+      if (open.empty() || !open.back().expect_key) continue;
+      open.back().expect_key = false;
+      // Decoded as nlohmann decodes it, so escapes compare equal to what the callback saw.
+      const std::string token(text.substr(start, i + 1 - start));
+      const auto decoded = nlohmann::json::parse(token, nullptr, /*allow_exceptions=*/false);
+      if (!decoded.is_string()) continue;
+      const auto& name = decoded.get_ref<const std::string&>();
+      if (!open.back().keys.insert(name).second && name == key) return start;
+    }
+  }
+  return 0;
 }
 
 }  // namespace
@@ -231,8 +276,10 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& name) {
     throw ConfigError(name, "", fmt::format("invalid JSON: {}", without_nlohmann_prefix(e.what())));
   }
   if (!duplicate.empty()) {
-    throw ConfigError(name, "",
-                      fmt::format("invalid JSON: key '{}' appears twice in one object", duplicate));
+    throw ConfigError(
+        name, "",
+        fmt::format("invalid JSON at {}: key '{}' appears twice in one object",
+                    line_column(text, duplicate_key_offset(text, duplicate)), excerpt(duplicate)));
   }
   return document;
 }

@@ -1,5 +1,6 @@
 #include "perflow/study/config_overrides.hpp"
 
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
@@ -36,33 +37,88 @@ ConfigOverride parse_override(std::string_view text) {
   return result;
 }
 
+namespace {
+
+// One reference token of a JSON pointer (RFC 6901), unescaped: ~1 is '/', ~0 is '~'.
+std::string unescape_token(std::string_view token) {
+  std::string out;
+  for (std::size_t i = 0; i < token.size(); ++i) {
+    if (token[i] == '~' && i + 1 < token.size()) {
+      out += token[i + 1] == '1' ? '/' : '~';
+      ++i;
+    } else {
+      out += token[i];
+    }
+  }
+  return out;
+}
+
+// An array index as RFC 6901 writes it: digits, no leading zero.
+std::optional<std::size_t> array_index(std::string_view token) {
+  if (token.empty() || token.size() > 18 || (token.size() > 1 && token.front() == '0')) {
+    return std::nullopt;
+  }
+  std::size_t index = 0;
+  for (const char c : token) {
+    if (c < '0' || c > '9') return std::nullopt;
+    index = index * 10 + static_cast<std::size_t>(c - '0');
+  }
+  return index;
+}
+
+}  // namespace
+
 void apply_overrides(nlohmann::json& document, std::span<const ConfigOverride> overrides,
                      const std::string& file) {
   for (const ConfigOverride& o : overrides) {
-    const nlohmann::json::json_pointer pointer(o.pointer);
-    // Each parent must be an object (or an array indexed within or just past its end).
-    nlohmann::json::json_pointer parent = pointer;
-    std::vector<nlohmann::json::json_pointer> parents;
-    while (!parent.empty()) {
-      parent = parent.parent_pointer();
-      parents.push_back(parent);
-    }
-    for (auto it = parents.rbegin(); it != parents.rend(); ++it) {
-      if (!document.contains(*it)) break;  // created as an object below
-      const nlohmann::json& at = document.at(*it);
-      if (!at.is_object() && !at.is_array()) {
-        throw ConfigError(file, it->to_string(),
-                          fmt::format("{} '{}': cannot set a field inside a {}", o.origin, o.text,
-                                      at.type_name()));
+    // Walked token by token rather than through json_pointer's operator[], which pads an
+    // array with nulls up to any index (a huge index would take the machine): an index may
+    // name an element or the end (append, as '-' does), nothing beyond. A missing container
+    // is created: an array when the token is an index, an object otherwise.
+    nlohmann::json* at = &document;
+    std::string walked;
+    std::string_view rest = std::string_view(o.pointer).substr(1);
+    while (true) {
+      const std::size_t slash = rest.find('/');
+      const std::string_view raw = rest.substr(0, slash);
+      const std::string token = unescape_token(raw);
+      const std::optional<std::size_t> index = array_index(token);
+      if (at->is_null()) {
+        if (index || token == "-") {
+          *at = nlohmann::json::array();
+        } else {
+          *at = nlohmann::json::object();
+        }
       }
+      if (at->is_object()) {
+        at = &(*at)[token];
+      } else if (at->is_array()) {
+        if (token == "-" || (index && *index == at->size())) {
+          at->push_back(nullptr);
+          at = &at->back();
+        } else if (index && *index < at->size()) {
+          at = &(*at)[*index];
+        } else {
+          throw ConfigError(
+              file, walked,
+              index ? fmt::format("{} '{}': index {} is beyond the end of this array of {} "
+                                  "(an index from 0 to {}, or '-' to append)",
+                                  o.origin, o.text, token, at->size(), at->size())
+                    : fmt::format("{} '{}': '{}' is not an index of this array (an index from "
+                                  "0 to {}, or '-' to append)",
+                                  o.origin, o.text, token, at->size()));
+        }
+      } else {
+        throw ConfigError(file, walked,
+                          fmt::format("{} '{}': cannot set a field inside a {}", o.origin, o.text,
+                                      at->type_name()));
+      }
+      walked += '/';
+      walked += raw;
+      if (slash == std::string_view::npos) break;
+      rest.remove_prefix(slash + 1);
     }
-    try {
-      document[pointer] = o.value;
-    } catch (const nlohmann::json::exception&) {
-      throw ConfigError(file, pointer.parent_pointer().to_string(),
-                        fmt::format("{} '{}': '{}' is not an index of this array", o.origin, o.text,
-                                    pointer.back()));
-    }
+    *at = o.value;
   }
 }
 

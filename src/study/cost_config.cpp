@@ -542,7 +542,10 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
     }
   }
   if (placement) {
-    const JsonCursor types = root.at("device_types");
+    // Without /device_types every placed name is unknown: said at the first name, below.
+    static const nlohmann::json kNoTypes = nlohmann::json::object();
+    const JsonCursor types =
+        root.has("device_types") ? root.at("device_types") : JsonCursor(kNoTypes, "", "");
     if (!types.value().is_object()) types.fail_expected("an object of device types");
     std::vector<bool> placed(stages, false);
     for (std::size_t i = 0; i < placement->array_size(); ++i) {

@@ -345,8 +345,25 @@ void derive_model_costs(const JsonCursor& root, Config& config,
   }
   for (std::uint32_t s = 0; s < stages; ++s) {
     if (plan.timed[s] && plan.peak_flops[s] <= 0) {
-      root.fail(fmt::format("stage {}'s device has no {} arithmetic", s,
-                            model::to_string(plan.training.precision)));
+      // Which GPU, from where, and what it does have: the user picks a precision or a GPU.
+      const DeviceInfo& d = config.devices[s];
+      const std::string gpu =
+          root.has("device")
+              ? fmt::format("its GPU '{}' (/device)", d.preset)
+              : fmt::format("its device type '{}' (/device_types/{}{})", d.type, d.type,
+                            d.preset.empty() ? "" : fmt::format(", preset '{}'", d.preset));
+      std::vector<std::string_view> has;
+      for (const model::Precision p :
+           {model::Precision::Bf16, model::Precision::Fp16, model::Precision::Fp8}) {
+        if (devices[s]->peak(p) > 0) has.push_back(model::to_string(p));
+      }
+      const std::optional<JsonCursor> training = root.find("training");
+      const std::optional<JsonCursor> precision =
+          training ? training->find("precision") : std::nullopt;
+      (precision ? *precision : root)
+          .fail(fmt::format("stage {} runs on {}, which has no {} arithmetic (it has {})", s, gpu,
+                            model::to_string(plan.training.precision),
+                            has.empty() ? "none" : fmt::format("{}", fmt::join(has, ", "))));
     }
   }
 

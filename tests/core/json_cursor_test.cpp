@@ -74,8 +74,34 @@ TEST(ParseJsonText, NumberOverflowIsAConfigError) {
 
 TEST(ParseJsonText, DuplicateKeysAreRejected) {
   EXPECT_EQ(error_of([&] { (void)parse_json_text(R"({"a": {"b": 1, "b": 2}})", "d.json"); }),
-            "d.json: invalid JSON: key 'b' appears twice in one object");
+            "d.json: invalid JSON at line 1, column 16: key 'b' appears twice in one object");
   EXPECT_NO_THROW((void)parse_json_text(R"({"a": {"b": 1}, "c": {"b": 2}})", "ok.json"));
+}
+
+// The position is the second key's: not a "b" in a sibling object or inside a string, and
+// an escaped spelling of the same key counts.
+TEST(ParseJsonText, DuplicateKeyPositionIsTheSecondKeys) {
+  const std::string text =
+      "{\"x\": {\"b\": 1}, \"s\": \"\\\"b\\\": 1\",\n"
+      " \"pipeline\": {\"b\": [1, {\"b\": 2}]},\n"
+      "  \"pip\\u0065line\": {}}";
+  EXPECT_EQ(error_of([&] { (void)parse_json_text(text, "d.json"); }),
+            "d.json: invalid JSON at line 3, column 3: key 'pipeline' appears twice in one "
+            "object");
+}
+
+// A string left open runs to the end of the file: the message keeps a short, printable end
+// of it, and a byte that is not UTF-8 is escaped, not printed raw.
+TEST(ParseJsonText, WhatWasLastReadIsShortAndPrintable) {
+  const std::string open = "{\"description\": \"abc" + std::string(100000, 'x') + "\n";
+  const std::string message = error_of([&] { (void)parse_json_text(open, "u.json"); });
+  EXPECT_EQ(message,
+            "u.json: invalid JSON at line 1, column 100021: syntax error while parsing value - "
+            "invalid string: control character U+000A (LF) must be escaped to \\u000A or \\n; "
+            "last read: '...xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx<U+000A>'");
+  EXPECT_EQ(error_of([&] { (void)parse_json_text("{\"a\": \"1f1b\xff\"}", "f.json"); }),
+            "f.json: invalid JSON at line 1, column 12: syntax error while parsing value - "
+            "invalid string: ill-formed UTF-8 byte; last read: '\"1f1b\\xff'");
 }
 
 TEST(ReadJsonFile, OnlyRegularFiles) {

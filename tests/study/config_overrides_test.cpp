@@ -69,6 +69,38 @@ TEST(ConfigOverride, AFieldInsideAScalarIsRefusedAtItsParent) {
             "a number");
 }
 
+TEST(ConfigOverride, AnArrayIndexNamesAnElementOrTheEndNeverBeyond) {
+  nlohmann::json document = nlohmann::json::parse(R"({"costs": {"overrides": [{"stages": 0}]}})");
+  const std::vector<ConfigOverride> ok = {parse_override("/costs/overrides/0/forward=5"),
+                                          parse_override(R"(/costs/overrides/1={"stages": 1})"),
+                                          parse_override(R"(/costs/overrides/-={"stages": 2})"),
+                                          parse_override("/parts/0/stages=[0]")};
+  apply_overrides(document, ok, "c.json");
+  EXPECT_EQ(
+      document["costs"]["overrides"],
+      nlohmann::json::parse(R"([{"stages": 0, "forward": 5}, {"stages": 1}, {"stages": 2}])"));
+  // A missing container under an index is an array.
+  EXPECT_EQ(document["parts"], nlohmann::json::parse(R"([{"stages": [0]}])"));
+
+  // A huge index used to pad the array with a billion nulls; it is refused before allocating.
+  nlohmann::json huge = document;
+  const std::vector<ConfigOverride> beyond = {
+      parse_override(R"(/costs/overrides/1000000000={"stages":0})")};
+  EXPECT_EQ(message_of([&] { apply_overrides(huge, beyond, "c.json"); }),
+            "c.json:/costs/overrides: --set '/costs/overrides/1000000000={\"stages\":0}': index "
+            "1000000000 is beyond the end of this array of 3 (an index from 0 to 3, or '-' to "
+            "append)");
+  EXPECT_EQ(huge["costs"]["overrides"].size(), 3u);
+  const std::vector<ConfigOverride> fresh = {parse_override("/x/5=1")};
+  EXPECT_EQ(message_of([&] { apply_overrides(huge, fresh, "c.json"); }),
+            "c.json:/x: --set '/x/5=1': index 5 is beyond the end of this array of 0 (an index "
+            "from 0 to 0, or '-' to append)");
+  const std::vector<ConfigOverride> word = {parse_override("/costs/overrides/01=1")};
+  EXPECT_EQ(message_of([&] { apply_overrides(huge, word, "c.json"); }),
+            "c.json:/costs/overrides: --set '/costs/overrides/01=1': '01' is not an index of this "
+            "array (an index from 0 to 3, or '-' to append)");
+}
+
 TEST(ConfigOverride, ParsedConfigHasTheOverriddenValues) {
   const std::vector<ConfigOverride> overrides = {parse_override("/pipeline/schedule=zbv"),
                                                  parse_override("/pipeline/chunks=2"),

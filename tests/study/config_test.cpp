@@ -114,7 +114,8 @@ TEST(Config, ErrorsNameThePointerTheRuleAndTheValue) {
       {[](auto& d) {
          d["placement"] = {{{"stages", "0-1"}, {"device_type", "H100"}}};
        },
-       "cfg.json: missing required key 'device_types'"},
+       "cfg.json:/placement/0/device_type: unknown device type 'H100' (defined in "
+       "/device_types: none)"},
       {[](auto& d) {
          d["device_types"] = {{"A100", {{"forward", 2}}}};
          d["placement"] = {{{"stages", "0-1"}, {"device_type", "H100"}}};
@@ -878,7 +879,8 @@ TEST(ModelConfig, ErrorsNameThePointer) {
          d["training"]["precision"] = "fp8";
          d["device"] = "a100-80gb";
        },
-       "cfg.json: stage 0's device has no fp8 arithmetic"},
+       "cfg.json:/training/precision: stage 0 runs on its GPU 'a100-80gb' (/device), which has no "
+       "fp8 arithmetic (it has bf16, fp16)"},
       {[](auto& d) {
          d["model"] = {{"layers", 2}};
        },
