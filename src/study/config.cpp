@@ -334,10 +334,19 @@ void check_run_memory(const Config& config, std::uint64_t tasks) {
       config.iterations.count > 1 || config.offloads ||
       parallel::any_recompute(config.costs, config.pipeline.stages, config.pipeline.chunks) ||
       parallel::any_all_to_all(config.costs, config.pipeline.stages, config.pipeline.chunks);
-  const double per_task = kRunBytesPerTask * (extended ? 3 : 1);
+  const double run_per_task = kRunBytesPerTask * (extended ? 3 : 1);
+  double per_task = run_per_task;
+  std::string outputs;  // ", 340 for --chrome-trace", ...
+  for (const OutputEstimate& output : config.outputs) {
+    per_task += output.bytes_per_task;
+    outputs += fmt::format(", {:.0f} for {}", output.bytes_per_task, output.name);
+  }
   tasks *= config.iterations.count;
   check_config_memory(config, static_cast<double>(tasks) * per_task,
-                      fmt::format("{} tasks at about {:.0f} bytes each", tasks, per_task));
+                      outputs.empty()
+                          ? fmt::format("{} tasks at about {:.0f} bytes each", tasks, per_task)
+                          : fmt::format("{} tasks at about {:.0f} bytes each: {:.0f} for the run{}",
+                                        tasks, per_task, run_per_task, outputs));
 }
 
 EventGraph build_pipeline(const Config& config) {

@@ -61,6 +61,13 @@ struct ModelPlan {
 };
 
 /// A `perflow simulate` configuration (see docs/config.md).
+/// An output a caller renders in memory before writing it (the CLI's --chrome-trace, --trace
+/// and timeline texts): counted in the run's up-front memory estimate, named in a refusal.
+struct OutputEstimate {
+  std::string name;  ///< e.g. "--chrome-trace"
+  double bytes_per_task = 0;
+};
+
 struct Config {
   std::string file;         ///< where it came from, for messages
   std::string description;  ///< optional free text, used as the timeline title
@@ -91,6 +98,8 @@ struct Config {
   std::optional<ModelPlan> model;  ///< /model, when given
   /// What `--set` (or a sweep axis) changed: errors at those fields name them.
   std::vector<ConfigOverride> overrides;
+  /// Not read from the file: the outputs the caller will render (see OutputEstimate).
+  std::vector<OutputEstimate> outputs;
 };
 
 /// A device's memory as the config and a simulation see it.
