@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 RELEASE_DIR ?= build/release
 TEST_DIR ?= build/test
 
-.PHONY: run test deps test-deps configure-release release-all bench gallery format format-check clean python
+.PHONY: run test deps test-deps configure-release release-all bench fuzz-soak gallery format format-check clean python
 
 deps:
 	@./scripts/install-deps.sh
@@ -49,6 +49,12 @@ bench: configure-release
 	$(RELEASE_DIR)/bench/perflow_search_bench --benchmark_out=$(RELEASE_DIR)/bench_search.json --benchmark_out_format=json
 	PYTHONPATH=$(abspath $(RELEASE_DIR))/python /usr/bin/python3 bench/python_speed.py $(RELEASE_DIR)/bench/perflow_bench
 	/usr/bin/python3 bench/cli_speed.py $(RELEASE_DIR)/perflow
+
+# 10,000 mutated inputs per fuzz target (seed 2026) in the test build (ASan/UBSan): minutes,
+# not part of `make test` (docs/development.md).
+fuzz-soak: test-deps
+	cmake -S . -B $(TEST_DIR) -DCMAKE_BUILD_TYPE=Debug -DPERFLOW_WERROR=ON -DPERFLOW_SANITIZE=address,undefined
+	cmake --build $(TEST_DIR) -j $(JOBS) --target fuzz_soak
 
 # docs/schedules.md and docs/schedules/*.svg: every schedule drawn and compared.
 gallery: configure-release

@@ -125,7 +125,8 @@ std::string JsonCursor::describe(const nlohmann::json& value) {
     case nlohmann::json::value_t::null:
       return "null";
     default: {
-      std::string text = value.dump();
+      // A string built by hand (not parsed) may hold bytes that are not UTF-8: shown, not thrown.
+      std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       if (text.size() > 60) text = text.substr(0, 57) + "...";
       return text;
     }

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <string_view>
+#include <system_error>
 #include <utility>
 
 #include <fmt/format.h>
@@ -203,7 +204,8 @@ Sweep parse_sweep(const nlohmann::json& document, const std::vector<std::string>
     } catch (const ConfigError& e) {
       // A file that cannot be read is named from where the sweep names it; a syntax error
       // inside it names its own line.
-      if (!e.pointer().empty() || std::filesystem::exists(path)) throw;
+      std::error_code ignored;  // a name too long to look up is one that cannot be read
+      if (!e.pointer().empty() || std::filesystem::exists(path, ignored)) throw;
       base.fail(fmt::format("cannot read the base config '{}': {}", sweep.base_file, e.message()));
     }
   } else if (base.value().is_object()) {

@@ -50,7 +50,7 @@ RunOutcome run_point(const Sweep& sweep, std::uint64_t run) {
   } catch (const Error& e) {
     outcome.error = e.what();
   } catch (const std::bad_alloc&) {
-    outcome.error = "out of memory: the task graph is too large for this machine";
+    outcome.error = kAllocationFailedMessage;
     outcome.refused_for_memory = true;
   }
   return outcome;

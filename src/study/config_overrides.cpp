@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "perflow/core/error.hpp"
+#include "perflow/core/excerpt.hpp"
 
 namespace perflow::study {
 
@@ -13,6 +14,16 @@ ConfigOverride parse_override(std::string_view text) {
   const std::size_t equals = text.find('=');
   if (equals == std::string_view::npos) {
     throw Error(fmt::format("--set '{}': expected POINTER=VALUE such as /pipeline/stages=8", text));
+  }
+  // Config files are UTF-8 (the JSON parser refuses anything else); so is what --set puts
+  // into one: a raw byte in a string value would reach the messages and the report.
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t length = utf8_sequence_length(text, i);
+    if (length == 0) {
+      throw Error(fmt::format("--set '{}': expected UTF-8 text, found the byte 0x{:02x} at offset {}",
+                              excerpt(text, 200), static_cast<unsigned char>(text[i]), i));
+    }
+    i += length;
   }
   ConfigOverride result;
   result.text = std::string(text);

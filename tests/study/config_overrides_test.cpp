@@ -47,6 +47,11 @@ TEST(ConfigOverride, MalformedTextIsNamed) {
             "/pipeline/stages, found 'stages'");
   EXPECT_EQ(message_of([] { parse_override("/a~2=1"); }),
             "--set '/a~2=1': '/a~2' is not a JSON pointer ('~' must be followed by 0 or 1)");
+  // A raw byte became a string the messages could not print (nlohmann threw type_error.316;
+  // found by the set_override fuzz target).
+  EXPECT_EQ(message_of([] { parse_override("/pipeline/stages=\xf7"); }),
+            "--set '/pipeline/stages=\\xf7': expected UTF-8 text, found the byte 0xf7 at offset 17");
+  EXPECT_EQ(message_of([] { parse_override("/description=caf\xc3\xa9"); }), "(no error)");
 }
 
 TEST(ConfigOverride, SetsReplacesAndCreatesFieldsInOrder) {
