@@ -14,6 +14,9 @@ GraphExtension::GraphExtension(EventGraph base) : base_(std::move(base)) {}
 
 void GraphExtension::reserve(std::size_t tasks, std::size_t edges) {
   added_.reserve(tasks);
+  // Each added task is inserted or appended once; room not written costs nothing.
+  before_.reserve(tasks);
+  appended_.reserve(tasks);
   edge_from_.reserve(edges);
   edge_to_.reserve(edges);
 }
@@ -41,6 +44,27 @@ TaskId GraphExtension::add_task(const TaskSpec& spec) {
   const TaskId id{static_cast<std::uint32_t>(task_count())};
   added_.push_back(spec);
   return id;
+}
+
+TaskSpec GraphExtension::spec(TaskId t) const {
+  if (is_base(t)) {
+    TaskSpec s = base_.spec(t);
+    if (!durations_.empty()) s.duration = durations_[t.value];
+    if (!memory_deltas_.empty()) s.memory_delta = memory_deltas_[t.value];
+    return s;
+  }
+  const std::size_t i = t.value - base_.task_count();
+  const TaskColumns& a = added_;
+  return TaskSpec{a.kind[i],
+                  a.device[i],
+                  a.stage[i],
+                  a.microbatch[i],
+                  a.chunk[i],
+                  a.duration[i],
+                  a.memory_delta[i],
+                  a.lane[i],
+                  a.iteration.empty() ? 0 : a.iteration[i],
+                  !a.paired.empty() && a.paired[i] != 0};
 }
 
 void GraphExtension::check_task(TaskId id, const char* what) const {
@@ -121,24 +145,10 @@ void GraphExtension::begin_freeze() {
   const std::size_t lanes = base_lanes + lanes_.size();
   const auto lane_of_added = [&](TaskId t) { return added_.lane[t.value - base_n].value; };
 
-  // The inserted tasks grouped by anchor and the appended ones by lane, each group in the
-  // order of the calls (counting sorts).
-  BigVector<std::uint32_t> before_offset;
-  BigVector<TaskId> before;
-  if (!before_.empty()) {
-    before_offset.assign(std::size_t{base_n} + 1, 0);
-    for (const auto& [anchor, task] : before_) {
-      if (lane_of_added(task) != base_.lane(anchor).value) {
-        throw std::logic_error("GraphExtension::insert_before: the task is on another lane");
-      }
-      ++before_offset[anchor.value + 1];
-    }
-    for (std::size_t t = 0; t < base_n; ++t) before_offset[t + 1] += before_offset[t];
-    before.resize(before_.size());
-    for (const auto& [anchor, task] : before_) before[before_offset[anchor.value]++] = task;
-    for (std::size_t t = base_n; t > 0; --t) before_offset[t] = before_offset[t - 1];
-    before_offset[0] = 0;
-  }
+  // The appended tasks grouped by lane and the inserted ones by anchor, each group in the
+  // order of the calls (counting sorts). A pass that inserts while walking the programs in
+  // order (recomputation does) makes its calls in program order already: the programs are
+  // then merged with them as they are, without the sort (fast_programs).
   std::vector<std::uint32_t> append_offset(lanes + 1, 0);
   for (const TaskId t : appended_) ++append_offset[lane_of_added(t) + 1];
   for (std::size_t l = 0; l < lanes; ++l) append_offset[l + 1] += append_offset[l];
@@ -149,20 +159,50 @@ void GraphExtension::begin_freeze() {
 
   program_offset_.assign(lanes + 1, 0);
   program_.reserve(base_.program_.size() + before_.size() + appended_.size());
-  for (std::size_t l = 0; l < lanes; ++l) {
-    if (l < base_lanes) {
-      for (const TaskId t : base_.program(LaneId{static_cast<std::uint32_t>(l)})) {
-        if (!before.empty()) {
-          for (std::uint32_t i = before_offset[t.value]; i < before_offset[t.value + 1]; ++i) {
-            program_.push_back(before[i]);
-          }
+  // Every lane's program: per base task, the tasks inserted before it (`insert(t)` pushes
+  // them), then the task; then the lane's appended tasks.
+  const auto merge_programs = [&](auto&& insert) {
+    program_.clear();
+    for (std::size_t l = 0; l < lanes; ++l) {
+      if (l < base_lanes) {
+        for (const TaskId t : base_.program(LaneId{static_cast<std::uint32_t>(l)})) {
+          insert(t, l);
+          program_.push_back(t);
         }
-        program_.push_back(t);
       }
+      program_.insert(program_.end(), append.begin() + append_offset[l],
+                      append.begin() + append_offset[l + 1]);
+      program_offset_[l + 1] = static_cast<std::uint32_t>(program_.size());
     }
-    program_.insert(program_.end(), append.begin() + append_offset[l],
-                    append.begin() + append_offset[l + 1]);
-    program_offset_[l + 1] = static_cast<std::uint32_t>(program_.size());
+  };
+  const auto check_lane = [&](TaskId task, std::size_t lane) {
+    if (lane_of_added(task) != lane) {
+      throw std::logic_error("GraphExtension::insert_before: the task is on another lane");
+    }
+  };
+  std::size_t next = 0;  // the next insert_before call, while they come in program order
+  merge_programs([&](TaskId t, std::size_t lane) {
+    for (; next < before_.size() && before_[next].first == t; ++next) {
+      check_lane(before_[next].second, lane);
+      program_.push_back(before_[next].second);
+    }
+  });
+  if (next != before_.size()) {
+    BigVector<std::uint32_t> before_offset(std::size_t{base_n} + 1, 0);
+    for (const auto& [anchor, task] : before_) {
+      check_lane(task, base_.lane(anchor).value);
+      ++before_offset[anchor.value + 1];
+    }
+    for (std::size_t t = 0; t < base_n; ++t) before_offset[t + 1] += before_offset[t];
+    BigVector<TaskId> before(before_.size());
+    for (const auto& [anchor, task] : before_) before[before_offset[anchor.value]++] = task;
+    for (std::size_t t = base_n; t > 0; --t) before_offset[t] = before_offset[t - 1];
+    before_offset[0] = 0;
+    merge_programs([&](TaskId t, std::size_t) {
+      for (std::uint32_t i = before_offset[t.value]; i < before_offset[t.value + 1]; ++i) {
+        program_.push_back(before[i]);
+      }
+    });
   }
   if (!program_.empty() && program_.size() != n) {
     throw ScheduleError(fmt::format("{} of the extended graph's {} tasks have a place in a program",
@@ -315,8 +355,14 @@ EventGraph GraphExtension::finish_freeze() {
 // jumps between the base's tasks and the added ones). False, with g.topo_ untouched, when
 // an edge goes backwards in it (a dependence the pass added between base tasks, or an
 // added task after its consumer); the caller sorts then.
+//
+// Only the edges the pass made need checking: an edge between base tasks that the base had
+// keeps its order (the base's order is topological, and a program's order edge between two
+// base tasks is one the base had: an inserted task splits it, an appended one follows it).
+// An added task comes after each of its predecessors by construction; what is left are its
+// edges to base tasks, and the dependences between base tasks the pass added or rewrote.
 bool GraphExtension::merged_order(EventGraph& g, std::size_t base_n, bool base_identity,
-                                  const BigVector<TaskId>& base_order) {
+                                  const BigVector<TaskId>& base_order) const {
   const std::size_t n = g.task_count();
   if (n == 0) return true;
   BigVector<std::uint32_t> position;  // of each base task in the base order
@@ -324,7 +370,21 @@ bool GraphExtension::merged_order(EventGraph& g, std::size_t base_n, bool base_i
     position.resize(base_n);
     for (std::uint32_t i = 0; i < base_n; ++i) position[base_order[i].value] = i;
   }
-  // Per added task: 1 + the position of the last base task it follows (0: none).
+  const auto position_of = [&](std::uint32_t u) { return base_identity ? u : position[u]; };
+  const auto before = [&](TaskId u, TaskId w) {
+    return position_of(u.value) < position_of(w.value);
+  };
+  for (const auto& [u, w] : new_base_edges_) {
+    if (!before(u, w)) return false;
+  }
+  for (std::size_t e = 0; e < edge_from_.size(); ++e) {
+    if (edge_from_[e].value < base_n && edge_to_[e].value < base_n &&
+        !before(edge_from_[e], edge_to_[e])) {
+      return false;
+    }
+  }
+  // Per added task: 1 + the position of the last base task it follows (0: none); it goes
+  // right before the base task at that position.
   const std::size_t added = n - base_n;
   BigVector<std::uint32_t> attach(added);
   std::vector<std::uint32_t> count(base_n + 2, 0);
@@ -334,7 +394,7 @@ bool GraphExtension::merged_order(EventGraph& g, std::size_t base_n, bool base_i
     for (const Adjacent& p : g.predecessors(TaskId{v})) {
       const std::uint32_t u = p.task().value;
       if (u < base_n) {
-        at = std::max(at, (base_identity ? u : position[u]) + 1);
+        at = std::max(at, position_of(u) + 1);
       } else if (u < v) {
         at = std::max(at, attach[u - base_n]);
       } else {
@@ -344,14 +404,16 @@ bool GraphExtension::merged_order(EventGraph& g, std::size_t base_n, bool base_i
     attach[a] = at;
     ++count[at + 1];
   }
+  // An added task's base successors must come after its place.
+  for (std::size_t a = 0; a < added; ++a) {
+    for (const Adjacent& s : g.successors(TaskId{static_cast<std::uint32_t>(base_n + a)})) {
+      const std::uint32_t w = s.task().value;
+      if (w < base_n && position_of(w) < attach[a]) return false;
+    }
+  }
   for (std::size_t k = 0; k + 1 < count.size(); ++k) count[k + 1] += count[k];
   BigVector<TaskId> order(n);
-  BigVector<std::uint32_t> rank(n);  // each task's place in `order`
   std::size_t next = 0;
-  const auto put = [&](std::uint32_t t) {
-    rank[t] = static_cast<std::uint32_t>(next);
-    order[next++] = TaskId{t};
-  };
   // Added tasks grouped by attach point, in id order within a group.
   BigVector<std::uint32_t> grouped(added);
   for (std::size_t a = 0; a < added; ++a) {
@@ -359,13 +421,10 @@ bool GraphExtension::merged_order(EventGraph& g, std::size_t base_n, bool base_i
   }
   std::size_t g_at = 0;
   for (std::uint32_t k = 0; k <= base_n; ++k) {
-    for (; g_at < added && attach[grouped[g_at] - base_n] == k; ++g_at) put(grouped[g_at]);
-    if (k < base_n) put(base_identity ? k : base_order[k].value);
-  }
-  for (std::uint32_t v = 0; v < n; ++v) {
-    for (const Adjacent& p : g.predecessors(TaskId{v})) {
-      if (rank[p.task().value] >= rank[v]) return false;
+    for (; g_at < added && attach[grouped[g_at] - base_n] == k; ++g_at) {
+      order[next++] = TaskId{grouped[g_at]};
     }
+    if (k < base_n) order[next++] = base_identity ? TaskId{k} : base_order[k];
   }
   g.topo_ = std::move(order);
   return true;

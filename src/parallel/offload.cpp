@@ -13,6 +13,7 @@
 
 #include "perflow/core/detail/graph_extension.hpp"
 #include "perflow/core/error.hpp"
+#include "perflow/parallel/detail/recompute_offload.hpp"
 
 namespace perflow::parallel {
 namespace {
@@ -36,7 +37,8 @@ T entry_or(const std::vector<T>& values, std::size_t i, T fallback) {
 
 /// The device's activations, each F paired with the first R, B or BW of its microbatch and
 /// chunk (and iteration) after it.
-std::vector<Activation> activations_of(const EventGraph& graph, std::span<const TaskId> program) {
+template <class Graph>
+std::vector<Activation> activations_of(const Graph& graph, std::span<const TaskId> program) {
   // The open F of each (stage, chunk, iteration) group, by microbatch: an index into
   // `found` plus one (0: none). A device has few groups; a linear search finds them.
   struct Group {
@@ -78,7 +80,8 @@ std::vector<Activation> activations_of(const EventGraph& graph, std::span<const 
 }
 
 /// Per (stage, chunk): round(ratio x microbatches) of the eligible, longest-lived first.
-void choose_by_ratio(const EventGraph& graph, std::span<const TaskId> program,
+template <class Graph>
+void choose_by_ratio(const Graph& graph, std::span<const TaskId> program,
                      std::vector<Activation>& found, const OffloadSpec& spec) {
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<Activation*>> groups;
   for (Activation& a : found) {
@@ -103,7 +106,8 @@ void choose_by_ratio(const EventGraph& graph, std::span<const TaskId> program,
 }
 
 /// Belady's rule against a budget, in program order.
-void choose_by_budget(const EventGraph& graph, std::span<const TaskId> program,
+template <class Graph>
+void choose_by_budget(const Graph& graph, std::span<const TaskId> program,
                       std::vector<Activation>& found, double budget) {
   std::vector<std::vector<Activation*>> available_at(program.size() + 1);
   // Its copy out runs while the task after its F does: it leaves from the task after that.
@@ -149,27 +153,24 @@ EventGraph add_offload(const EventGraph& graph, const OffloadSpec& spec) {
   return add_offload(EventGraph(graph), spec);
 }
 
-EventGraph add_offload(EventGraph&& base, const OffloadSpec& spec) {
-  const EventGraph& graph = base;
-  const auto n = static_cast<std::uint32_t>(graph.task_count());
-  if (n > 0 && !graph.has_program_order()) {
-    throw ScheduleError("offloading needs a graph with program order");
-  }
-  for (std::uint32_t t = 0; t < n; ++t) {
-    if (is_host_copy(graph.kind(TaskId{t}))) throw ScheduleError("offloading: already added");
-  }
+namespace {
 
-  // A copy and the compute tasks around it, by position in its device's program.
-  struct Copy {
-    TaskKind kind;
-    DeviceId device;
-    TaskId like;               // the F or OPT whose stage, microbatch, chunk and iteration it takes
-    TaskId after;              // it waits for this task (and, for a copy back, its copy out)
-    TaskId before;             // the task waiting for it (invalid: none)
-    std::uint32_t issued = 0;  // the position of `after`: the order on the link
-    double bytes = 0;
-    std::size_t pair = SIZE_MAX;  // a copy back: the index of its copy out
-  };
+/// A copy and the compute tasks around it, by position in its device's program.
+struct Copy {
+  TaskKind kind;
+  DeviceId device;
+  TaskId like;               // the F or OPT whose stage, microbatch, chunk and iteration it takes
+  TaskId after;              // it waits for this task (and, for a copy back, its copy out)
+  TaskId before;             // the task waiting for it (invalid: none)
+  std::uint32_t issued = 0;  // the position of `after`: the order on the link
+  double bytes = 0;
+  std::size_t pair = SIZE_MAX;  // a copy back: the index of its copy out
+};
+
+/// The copies to make, device by device. `graph` answers program(DeviceId) and the task
+/// getters: the frozen graph, or one being extended by recomputation (RecomputedView).
+template <class Graph>
+std::vector<Copy> plan_copies(const Graph& graph, const OffloadSpec& spec) {
   std::vector<Copy> copies;
   for (std::uint32_t d = 0; d < graph.device_count(); ++d) {
     const std::span<const TaskId> program = graph.program(DeviceId{d});
@@ -197,11 +198,14 @@ EventGraph add_offload(EventGraph&& base, const OffloadSpec& spec) {
       }
     }
   }
-  if (copies.empty()) return std::move(base);
+  return copies;
+}
 
-  detail::GraphExtension builder(std::move(base));
+/// The copies' lanes, tasks, dependences and places in `builder`.
+template <class Graph>
+void add_copies(perflow::detail::GraphExtension& builder, const Graph& extended,
+                const std::vector<Copy>& copies, const OffloadSpec& spec) {
   builder.reserve(copies.size(), copies.size() * 3);
-  const EventGraph& extended = builder.graph();
   // Per device, one lane per direction: the links are full duplex and a GPU copies each way
   // on its own copy engine. Created in (device, to host, from host) order.
   std::vector<std::array<LaneId, 2>> lanes(extended.device_count());
@@ -243,7 +247,70 @@ EventGraph add_offload(EventGraph&& base, const OffloadSpec& spec) {
     begin = end;
   }
   for (const std::size_t k : order) builder.append_to_program(id[k]);
+}
+
+void check_offloadable(const EventGraph& graph) {
+  const auto n = static_cast<std::uint32_t>(graph.task_count());
+  if (n > 0 && !graph.has_program_order()) {
+    throw ScheduleError("offloading needs a graph with program order");
+  }
+  for (std::uint32_t t = 0; t < n; ++t) {
+    if (is_host_copy(graph.kind(TaskId{t}))) throw ScheduleError("offloading: already added");
+  }
+}
+
+/// A graph being extended by recomputation, as offloading reads it: the tasks as they
+/// will be, and each device's compute program with its R tasks in place.
+class RecomputedView {
+ public:
+  RecomputedView(const perflow::detail::GraphExtension& x, const std::vector<TaskId>& recompute_of)
+      : x_(x), programs_(x.graph().device_count()) {
+    const EventGraph& graph = x.graph();
+    for (std::uint32_t d = 0; d < graph.device_count(); ++d) {
+      const auto program = graph.program(DeviceId{d});
+      std::vector<TaskId>& out = programs_[d];
+      out.reserve(program.size() + program.size() / 2);
+      detail::with_recomputes(graph, recompute_of, program,
+                              [&](TaskId task, TaskId) { out.push_back(task); });
+    }
+  }
+
+  [[nodiscard]] std::uint32_t device_count() const { return x_.graph().device_count(); }
+  [[nodiscard]] std::span<const TaskId> program(DeviceId d) const { return programs_[d.value]; }
+  [[nodiscard]] TaskKind kind(TaskId t) const { return x_.kind(t); }
+  [[nodiscard]] StageId stage(TaskId t) const { return x_.stage(t); }
+  [[nodiscard]] std::uint32_t chunk(TaskId t) const { return x_.chunk(t); }
+  [[nodiscard]] std::uint32_t microbatch(TaskId t) const { return x_.microbatch(t); }
+  [[nodiscard]] std::uint32_t iteration(TaskId t) const { return x_.iteration(t); }
+  [[nodiscard]] double memory_delta(TaskId t) const { return x_.memory_delta(t); }
+  [[nodiscard]] TaskSpec spec(TaskId t) const { return x_.spec(t); }
+
+ private:
+  const perflow::detail::GraphExtension& x_;
+  std::vector<std::vector<TaskId>> programs_;
+};
+
+}  // namespace
+
+EventGraph add_offload(EventGraph&& base, const OffloadSpec& spec) {
+  check_offloadable(base);
+  const std::vector<Copy> copies = plan_copies(base, spec);
+  if (copies.empty()) return std::move(base);
+  perflow::detail::GraphExtension builder(std::move(base));
+  add_copies(builder, builder.graph(), copies, spec);
   return std::move(builder).freeze();
+}
+
+EventGraph detail::add_recompute_and_offload(EventGraph&& base, const CostTable& costs,
+                                             const OffloadSpec& spec) {
+  perflow::detail::GraphExtension x(std::move(base));
+  const std::vector<TaskId> recompute_of = recompute_into(x, costs);
+  if (recompute_of.empty()) return add_offload(std::move(x).release(), spec);
+  check_offloadable(x.graph());  // the R tasks are no copies
+  const RecomputedView view(x, recompute_of);
+  const std::vector<Copy> copies = plan_copies(view, spec);
+  add_copies(x, view, copies, spec);
+  return std::move(x).freeze(MoveToRecompute{&recompute_of});
 }
 
 }  // namespace perflow::parallel

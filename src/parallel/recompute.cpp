@@ -5,6 +5,7 @@
 
 #include "perflow/core/detail/graph_extension.hpp"
 #include "perflow/core/error.hpp"
+#include "perflow/parallel/detail/recompute_offload.hpp"
 
 namespace perflow::parallel {
 
@@ -16,24 +17,25 @@ EventGraph add_recompute(const EventGraph& graph, const CostTable& costs) {
   return add_recompute(EventGraph(graph), costs);
 }
 
-EventGraph add_recompute(EventGraph&& base, const CostTable& costs) {
-  const auto n = static_cast<std::uint32_t>(base.task_count());
-  if (n > 0 && !base.has_program_order()) {
+namespace detail {
+
+std::vector<TaskId> recompute_into(perflow::detail::GraphExtension& x, const CostTable& costs) {
+  const EventGraph& graph = x.graph();
+  const auto n = static_cast<std::uint32_t>(graph.task_count());
+  if (n > 0 && !graph.has_program_order()) {
     throw ScheduleError("activation recomputation needs a graph with program order");
   }
   std::uint32_t added = 0;
   for (std::uint32_t t = 0; t < n; ++t) {
-    const TaskKind kind = base.kind(TaskId{t});
+    const TaskKind kind = graph.kind(TaskId{t});
     if (kind == TaskKind::R) throw ScheduleError("activation recomputation: already added");
     if ((kind == TaskKind::B || kind == TaskKind::BW) &&
-        costs.at(base.stage(TaskId{t}), base.chunk(TaskId{t})).recompute) {
+        costs.at(graph.stage(TaskId{t}), graph.chunk(TaskId{t})).recompute) {
       ++added;
     }
   }
-  if (added == 0) return std::move(base);
+  if (added == 0) return {};
 
-  detail::GraphExtension x(std::move(base));
-  const EventGraph& graph = x.graph();
   x.reserve(added, added);
   // Per task: the R inserted before it (invalid if none). R tasks follow the originals, in
   // the order of their backwards.
@@ -58,25 +60,21 @@ EventGraph add_recompute(EventGraph&& base, const CostTable& costs) {
     if (recompute_of[t].valid()) x.add_dependence(recompute_of[t], TaskId{t});
   }
   for (std::uint32_t l = 0; l < graph.lane_count(); ++l) {
-    const auto program = graph.program(LaneId{l});
-    for (std::size_t i = 0; i < program.size(); ++i) {
-      const TaskId t = program[i];
-      // The backward of an overlapped pair recomputes before the pair: its R goes right
-      // before the pair's F, so the two stay one unit.
-      const TaskId next = i + 1 < program.size() ? program[i + 1] : TaskId{};
-      if (next.valid() && graph.paired(next) && recompute_of[next.value].valid()) {
-        x.insert_before(t, recompute_of[next.value]);
-      }
-      if (recompute_of[t.value].valid() && !graph.paired(t)) {
-        x.insert_before(t, recompute_of[t.value]);
-      }
-    }
+    with_recomputes(graph, recompute_of, graph.program(LaneId{l}), [&](TaskId task, TaskId anchor) {
+      if (task != anchor) x.insert_before(anchor, task);
+    });
   }
+  return recompute_of;
+}
+
+}  // namespace detail
+
+EventGraph add_recompute(EventGraph&& base, const CostTable& costs) {
+  perflow::detail::GraphExtension x(std::move(base));
+  const std::vector<TaskId> recompute_of = detail::recompute_into(x, costs);
+  if (recompute_of.empty()) return std::move(x).release();
   // A backward's data dependences move to its R.
-  return std::move(x).freeze([&](TaskId, TaskId v, auto&& emit) {
-    const TaskId r = recompute_of[v.value];
-    emit(r.valid() ? r : v);
-  });
+  return std::move(x).freeze(detail::MoveToRecompute{&recompute_of});
 }
 
 }  // namespace perflow::parallel

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "perflow/core/error.hpp"
+#include "perflow/parallel/detail/recompute_offload.hpp"
 #include "perflow/parallel/expert_parallel.hpp"
 #include "perflow/parallel/recompute.hpp"
 #include "perflow/simulator/lowering.hpp"
@@ -70,7 +71,19 @@ Recipe& Recipe::then(Pass pass) {
 }
 
 EventGraph apply(EventGraph graph, const Recipe& recipe) {
-  for (const Pass& pass : recipe.passes()) {
+  const std::span<const Pass> passes = recipe.passes();
+  for (std::size_t i = 0; i < passes.size(); ++i) {
+    const Pass& pass = passes[i];
+    // Recomputation then offloading: one extension of the graph, frozen once (the same
+    // graph as the two passes give one after the other).
+    const auto* recompute = std::get_if<Recompute>(&pass);
+    const auto* offload = i + 1 < passes.size() ? std::get_if<Offload>(&passes[i + 1]) : nullptr;
+    if (recompute != nullptr && offload != nullptr) {
+      graph = parallel::detail::add_recompute_and_offload(std::move(graph), recompute->costs,
+                                                          offload->spec);
+      ++i;
+      continue;
+    }
     graph = std::visit(
         Overloaded{
             [&](const OverlapPairs& p) {

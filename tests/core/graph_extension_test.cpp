@@ -110,6 +110,68 @@ TEST(GraphExtension, ReportsACycleAsABuilderDoes) {
   }
 }
 
+// A dependence the rewrite adds between base tasks against the base's order (1 -> 0 here,
+// the base's order being its ids): the order is sorted again, and is one.
+TEST(GraphExtension, SortsAgainWhenARewrittenDependenceGoesBackwards) {
+  EventGraphBuilder b(2);
+  const TaskId f1 = b.add_task(spec(TaskKind::F, 1, 0));
+  const TaskId f0 = b.add_task(spec(TaskKind::F, 0, 0));
+  const TaskId b0 = b.add_task(spec(TaskKind::B, 0, 0));
+  b.add_dependence(f0, b0);
+  for (const TaskId t : {f0, b0, f1}) b.append_to_program(t);
+  GraphExtension x(std::move(b).freeze());
+  const EventGraph g = std::move(x).freeze([&](TaskId, TaskId v, auto&& emit) {
+    emit(v);
+    if (v == b0) emit(f1);  // F0 feeds F1 too
+  });
+  ASSERT_EQ(g.predecessors(f1).size(), 1u);
+  EXPECT_EQ(g.predecessors(f1)[0].task(), f0);
+  EXPECT_FALSE(g.ids_are_topological());
+  // Kahn's order from F0 (the one task without predecessors): its successors in list order.
+  EXPECT_EQ(ids(g.topological_order()), (std::vector<TaskId>{f0, b0, f1}));
+}
+
+// Insertions made while walking the programs in order (as recomputation makes them) and in
+// any other order give the same programs.
+TEST(GraphExtension, InsertsInProgramOrderOrNot) {
+  const auto extend = [](bool walk_order) {
+    GraphExtension x(two_stage());
+    // Before B0 (device 0) and F1 (device 1), two before B1.
+    const TaskId r0 = x.add_task(spec(TaskKind::R, 0, 0));
+    const TaskId r1 = x.add_task(spec(TaskKind::R, 1, 0));
+    const TaskId r2 = x.add_task(spec(TaskKind::R, 1, 1));
+    const TaskId r3 = x.add_task(spec(TaskKind::R, 1, 2));
+    if (walk_order) {
+      x.insert_before(TaskId{3}, r0);
+      x.insert_before(TaskId{1}, r1);
+      x.insert_before(TaskId{2}, r2);
+      x.insert_before(TaskId{2}, r3);
+    } else {
+      x.insert_before(TaskId{2}, r2);
+      x.insert_before(TaskId{1}, r1);
+      x.insert_before(TaskId{3}, r0);
+      x.insert_before(TaskId{2}, r3);
+    }
+    return std::move(x).freeze();
+  };
+  for (const bool walk_order : {true, false}) {
+    const EventGraph g = extend(walk_order);
+    EXPECT_EQ(ids(g.program(DeviceId{0})), (std::vector<TaskId>{TaskId{0}, TaskId{4}, TaskId{3}}));
+    EXPECT_EQ(ids(g.program(DeviceId{1})),
+              (std::vector<TaskId>{TaskId{5}, TaskId{1}, TaskId{6}, TaskId{7}, TaskId{2}}));
+    // Each R right before the base task after which it may start (R1 before all: it
+    // follows nothing), R2 and R3 by id.
+    EXPECT_EQ(ids(g.topological_order()),
+              (std::vector<TaskId>{TaskId{5}, TaskId{0}, TaskId{4}, TaskId{1}, TaskId{6}, TaskId{7},
+                                   TaskId{2}, TaskId{3}}));
+  }
+  // An insertion on another lane than its anchor's is refused either way.
+  GraphExtension x(two_stage());
+  const TaskId r = x.add_task(spec(TaskKind::R, 1, 0));
+  x.insert_before(TaskId{0}, r);
+  EXPECT_THROW((void)std::move(x).freeze(), std::logic_error);
+}
+
 // Seeded random extensions of a random layered graph: the extension's graph equals the one
 // a builder makes from the same calls, list for list.
 TEST(GraphExtension, EqualsTheBuildersGraph) {

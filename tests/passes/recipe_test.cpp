@@ -9,6 +9,7 @@
 #include "../support/schedule_helpers.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/parallel/expert_parallel.hpp"
+#include "perflow/parallel/offload.hpp"
 #include "perflow/parallel/recompute.hpp"
 #include "perflow/parallel/schedule_registry.hpp"
 #include "perflow/simulator/lowering.hpp"
@@ -130,6 +131,71 @@ TEST(Recipe, AppliesThePassesInOrder) {
   EXPECT_GT(count_kind(applied, TaskKind::D2H), 0u);
   EXPECT_EQ(simulator::simulate(applied, options).metrics.makespan,
             simulator::simulate(chained, options).metrics.makespan);
+}
+
+// Recomputation right before offloading: one extension, frozen once, giving the graph the
+// two passes give one after the other (ids, lanes, programs, edge lists, simulation), on
+// schedules with one and two chunks, DualPipe's pairs, by ratio and against a budget.
+TEST(Recipe, RecomputesAndOffloadsInOneExtension) {
+  struct Case {
+    const char* schedule;
+    std::uint32_t chunks;
+    bool budget;
+  };
+  for (const Case& c :
+       {Case{"1f1b", 1, false}, Case{"1f1b", 1, true}, Case{"interleaved-1f1b", 2, false},
+        Case{"zbv", 2, true}, Case{"dualpipe", 2, false}, Case{"dualpipe", 2, true}}) {
+    SCOPED_TRACE(::testing::Message() << c.schedule << (c.budget ? " budget" : " ratio"));
+    parallel::TaskCosts costs{1000, 2000, 1500, 100.0, 0.0};
+    costs.recompute = true;
+    costs.recompute_forward = 1000;
+    costs.recompute_activation = 10.0;
+    costs.all_to_all = 300;  // DualPipe's pairs
+    const parallel::CostTable table(costs);
+    const parallel::PipelinePlan plan =
+        parallel::plan_schedule(pipeline_spec(c.schedule, 4, 8, c.chunks), table);
+    EventGraph pipeline = parallel::build_pipeline_graph(plan, table);
+    if (parallel::overlaps_pairs(plan, table)) {
+      pipeline = parallel::overlap_pairs(std::move(pipeline), plan, table);
+    }
+    parallel::OffloadSpec offload;
+    offload.chunks = c.chunks;
+    offload.host_link.assign(4, parallel::HostLink{10, 1e9});
+    if (c.budget) {
+      offload.budget.assign(4, 25.0);
+    } else {
+      offload.ratio.assign(4 * c.chunks, 0.5);
+    }
+    const EventGraph chained =
+        parallel::add_offload(parallel::add_recompute(pipeline, table), offload);
+    const EventGraph applied = apply(pipeline, Recipe({Recompute{table}, Offload{offload}}));
+    EXPECT_TRUE(same_graph(applied, chained));
+    EXPECT_EQ(count_kind(applied, TaskKind::R),
+              count_kind(applied, TaskKind::B) + count_kind(applied, TaskKind::BW));
+    EXPECT_EQ(count_kind(applied, TaskKind::D2H), count_kind(applied, TaskKind::H2D));
+    EXPECT_GT(count_kind(applied, TaskKind::D2H), 0u);
+    // Its order is one: every task once, after its predecessors.
+    std::vector<std::uint32_t> rank(applied.task_count(), ~0u);
+    const auto order = applied.topological_order();
+    ASSERT_EQ(order.size(), applied.task_count());
+    for (std::uint32_t i = 0; i < order.size(); ++i) rank[order[i].value] = i;
+    for (std::uint32_t t = 0; t < applied.task_count(); ++t) {
+      ASSERT_NE(rank[t], ~0u);
+      for (const Adjacent& p : applied.predecessors(TaskId{t})) {
+        EXPECT_LT(rank[p.task().value], rank[t]);
+      }
+    }
+    const auto a = simulator::simulate(applied);
+    const auto b = simulator::simulate(chained);
+    EXPECT_EQ(a.trace.start, b.trace.start);
+    EXPECT_EQ(a.trace.finish, b.trace.finish);
+    EXPECT_EQ(a.metrics.critical_path, b.metrics.critical_path);
+    for (std::size_t d = 0; d < a.metrics.devices.size(); ++d) {
+      EXPECT_EQ(a.metrics.devices[d].peak_memory, b.metrics.devices[d].peak_memory);
+      EXPECT_EQ(a.metrics.devices[d].host_copy, b.metrics.devices[d].host_copy);
+      EXPECT_EQ(a.metrics.devices[d].recompute, b.metrics.devices[d].recompute);
+    }
+  }
 }
 
 // DualPipe with an all-to-all on every task: pairs first, then the A2As of the rest.

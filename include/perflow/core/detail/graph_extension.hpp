@@ -35,6 +35,31 @@ class GraphExtension {
   /// Base tasks plus the tasks added so far.
   [[nodiscard]] std::size_t task_count() const { return base_.task_count() + added_.size(); }
 
+  /// What task t (a base task, with the changes made so far, or an added one) is: for a
+  /// pass that plans on the extended graph before it is frozen (a fused recipe does).
+  [[nodiscard]] TaskKind kind(TaskId t) const {
+    return is_base(t) ? base_.kind(t) : added_.kind[t.value - base_.task_count()];
+  }
+  [[nodiscard]] StageId stage(TaskId t) const {
+    return is_base(t) ? base_.stage(t) : added_.stage[t.value - base_.task_count()];
+  }
+  [[nodiscard]] std::uint32_t chunk(TaskId t) const {
+    return is_base(t) ? base_.chunk(t) : added_.chunk[t.value - base_.task_count()];
+  }
+  [[nodiscard]] std::uint32_t microbatch(TaskId t) const {
+    return is_base(t) ? base_.microbatch(t) : added_.microbatch[t.value - base_.task_count()];
+  }
+  [[nodiscard]] std::uint32_t iteration(TaskId t) const {
+    if (is_base(t)) return base_.iteration(t);
+    return added_.iteration.empty() ? 0 : added_.iteration[t.value - base_.task_count()];
+  }
+  [[nodiscard]] double memory_delta(TaskId t) const {
+    if (!is_base(t)) return added_.memory_delta[t.value - base_.task_count()];
+    return memory_deltas_.empty() ? base_.memory_delta(t) : memory_deltas_[t.value];
+  }
+  /// Its TaskSpec, but `paired` as the base has it (set_paired is not seen).
+  [[nodiscard]] TaskSpec spec(TaskId t) const;
+
   /// Room for `tasks` added tasks and `edges` added dependences.
   void reserve(std::size_t tasks, std::size_t edges);
 
@@ -69,22 +94,28 @@ class GraphExtension {
       for (std::uint32_t u = 0; u < n; ++u) {
         for (const Adjacent& s : base_.successors(TaskId{u})) {
           if (s.kind() != EdgeKind::Data) continue;
-          rewrite(TaskId{u}, s.task(), [&](TaskId w) { visit(u, w.value); });
+          rewrite(TaskId{u}, s.task(), [&](TaskId w) { visit(u, s.task().value, w.value); });
         }
       }
     };
     begin_freeze();
-    base_edges([&](std::uint32_t u, std::uint32_t w) {
+    const auto base_n = static_cast<std::uint32_t>(base_.task_count());
+    base_edges([&](std::uint32_t u, std::uint32_t v, std::uint32_t w) {
       ++succ_offset_[u + 1];
       ++pred_offset_[w + 1];
+      // A dependence between base tasks that the base did not have: the base's order may
+      // not respect it.
+      if (w != v && w < base_n) new_base_edges_.emplace_back(TaskId{u}, TaskId{w});
     });
     place_order_edges();
-    base_edges([&](std::uint32_t u, std::uint32_t w) {
+    base_edges([&](std::uint32_t u, std::uint32_t, std::uint32_t w) {
       succ_[succ_offset_[u]++] = Adjacent(TaskId{w}, EdgeKind::Data);
       pred_[pred_offset_[w]++] = Adjacent(TaskId{u}, EdgeKind::Data);
     });
     return finish_freeze();
   }
+  /// The base, unchanged: for a pass that finds nothing to add after all.
+  [[nodiscard]] EventGraph release() && { return std::move(base_); }
   /// Keeps every base dependence.
   [[nodiscard]] EventGraph freeze() && {
     return std::move(*this).freeze([](TaskId, TaskId v, auto&& emit) { emit(v); });
@@ -94,14 +125,15 @@ class GraphExtension {
   void check_task(TaskId id, const char* what) const;
   void check_added(TaskId id, const char* what) const;
   void check_base(TaskId task) const;
+  [[nodiscard]] bool is_base(TaskId t) const { return t.value < base_.task_count(); }
   // freeze(): the new programs and the counts of program and added edges; then the offsets
   // and the program edges, each list's cursor at its first data entry; then the added
   // edges, the offsets back, the columns and the topological order.
   void begin_freeze();
   void place_order_edges();
   EventGraph finish_freeze();
-  static bool merged_order(EventGraph& g, std::size_t base_n, bool base_identity,
-                           const BigVector<TaskId>& base_order);
+  bool merged_order(EventGraph& g, std::size_t base_n, bool base_identity,
+                    const BigVector<TaskId>& base_order) const;
 
   EventGraph base_;
   std::vector<LaneInfo> lanes_;  // added lanes
@@ -114,6 +146,8 @@ class GraphExtension {
   BigVector<TimeNs> durations_;
   BigVector<double> memory_deltas_;
   std::vector<TaskId> paired_;
+  // Data dependences between base tasks that the rewrite made (u, w), for the order.
+  std::vector<std::pair<TaskId, TaskId>> new_base_edges_;
 
   // Being frozen.
   BigVector<std::uint32_t> program_offset_;
