@@ -1,11 +1,13 @@
 // The perflow command. Library code throws perflow::Error subclasses; this is the one
 // place that catches them, prints `perflow: error: ...` and maps them to exit codes.
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <new>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -52,6 +54,35 @@ void check_command_name(const CLI::App& app, std::string_view name) {
                                    fmt::join(names, ", ")));
 }
 
+/// For arguments CLI11 did not expect: the first `--option` the command does not have, with
+/// the option it may be a typo of ("unknown option '--timline' for 'perflow simulate'; did
+/// you mean '--timeline'?"); nullopt when no such option is among them.
+std::optional<std::string> unknown_option(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2) return std::nullopt;
+  const CLI::App* command = nullptr;
+  for (const CLI::App* c : app.get_subcommands({})) {
+    if (c->check_name(argv[1])) command = c;
+  }
+  if (command == nullptr) return std::nullopt;
+  std::vector<std::string> names;
+  for (const CLI::App* owner : {command, &app}) {
+    for (const CLI::Option* option : owner->get_options()) {
+      for (const std::string& name : option->get_lnames()) names.push_back("--" + name);
+    }
+  }
+  for (int i = 2; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--") break;
+    if (!arg.starts_with("--")) continue;
+    const std::string name(arg.substr(0, arg.find('=')));
+    if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+    return fmt::format("unknown option '{}' for 'perflow {}'{} (run 'perflow {} --help')", name,
+                       command->get_name(), perflow::did_you_mean_suffix(name, names),
+                       command->get_name());
+  }
+  return std::nullopt;
+}
+
 int run(int argc, char** argv) {
   using namespace perflow::cli::detail;
   CLI::App app{"PerFlow: predict the performance of pipeline-parallel LLM training.", "perflow"};
@@ -82,6 +113,9 @@ int run(int argc, char** argv) {
     return app.exit(CLI::CallForAllHelp());
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::ExtrasError& e) {
+    const std::optional<std::string> option = unknown_option(app, argc, argv);
+    return fail(kUsageError, option ? *option : fmt::format("{} (run 'perflow --help')", e.what()));
   } catch (const CLI::ParseError& e) {
     return fail(kUsageError, fmt::format("{} (run 'perflow --help')", e.what()));
   } catch (const perflow::CycleError& e) {

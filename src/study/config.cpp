@@ -223,13 +223,15 @@ std::optional<Throughput> throughput(const Config& config, TimeNs makespan) {
 Config parse_config(nlohmann::json document, const std::string& file,
                     std::span<const ConfigOverride> overrides) {
   if (overrides.empty()) return parse_config(document, file);
-  apply_overrides(document, overrides, file);
+  std::vector<ConfigOverride> applied(overrides.begin(), overrides.end());
+  const std::vector<std::string> created = apply_overrides(document, overrides, file);
+  for (std::size_t i = 0; i < applied.size(); ++i) applied[i].created = created[i];
   try {
     Config config = parse_config(document, file);
-    config.overrides.assign(overrides.begin(), overrides.end());
+    config.overrides = std::move(applied);
     return config;
   } catch (const ConfigError& e) {
-    throw name_override(e, overrides);
+    throw name_override(e, applied);
   }
 }
 

@@ -2,6 +2,8 @@
 
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -20,8 +22,9 @@ ConfigOverride parse_override(std::string_view text) {
   for (std::size_t i = 0; i < text.size();) {
     const std::size_t length = utf8_sequence_length(text, i);
     if (length == 0) {
-      throw Error(fmt::format("--set '{}': expected UTF-8 text, found the byte 0x{:02x} at offset {}",
-                              excerpt(text, 200), static_cast<unsigned char>(text[i]), i));
+      throw Error(
+          fmt::format("--set '{}': expected UTF-8 text, found the byte 0x{:02x} at offset {}",
+                      excerpt(text, 200), static_cast<unsigned char>(text[i]), i));
     }
     i += length;
   }
@@ -79,9 +82,12 @@ std::optional<std::size_t> array_index(std::string_view token) {
 
 }  // namespace
 
-void apply_overrides(nlohmann::json& document, std::span<const ConfigOverride> overrides,
-                     const std::string& file) {
+std::vector<std::string> apply_overrides(nlohmann::json& document,
+                                         std::span<const ConfigOverride> overrides,
+                                         const std::string& file) {
+  std::vector<std::string> created;
   for (const ConfigOverride& o : overrides) {
+    std::string first_created;
     // Walked token by token rather than through json_pointer's operator[], which pads an
     // array with nulls up to any index (a huge index would take the machine): an index may
     // name an element or the end (append, as '-' does), nothing beyond. A missing container
@@ -102,6 +108,9 @@ void apply_overrides(nlohmann::json& document, std::span<const ConfigOverride> o
         }
       }
       if (at->is_object()) {
+        if (first_created.empty() && slash != std::string_view::npos && !at->contains(token)) {
+          first_created = walked + '/' + std::string(raw);
+        }
         at = &(*at)[token];
       } else if (at->is_array()) {
         if (token == "-" || (index && *index == at->size())) {
@@ -130,17 +139,20 @@ void apply_overrides(nlohmann::json& document, std::span<const ConfigOverride> o
       rest.remove_prefix(slash + 1);
     }
     *at = o.value;
+    created.push_back(std::move(first_created));
   }
+  return created;
 }
 
 const ConfigOverride* override_of(std::span<const ConfigOverride> overrides,
                                   std::string_view pointer) {
   const ConfigOverride* found = nullptr;
   for (const ConfigOverride& o : overrides) {
-    const bool same_or_parent =
-        pointer.starts_with(o.pointer) &&
-        (pointer.size() == o.pointer.size() || pointer[o.pointer.size()] == '/');
-    if (same_or_parent) found = &o;  // the last one set wins
+    const auto at_or_under = [&](std::string_view root) {
+      return !root.empty() && pointer.starts_with(root) &&
+             (pointer.size() == root.size() || pointer[root.size()] == '/');
+    };
+    if (at_or_under(o.pointer) || at_or_under(o.created)) found = &o;  // the last one set wins
   }
   return found;
 }

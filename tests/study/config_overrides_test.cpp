@@ -49,8 +49,9 @@ TEST(ConfigOverride, MalformedTextIsNamed) {
             "--set '/a~2=1': '/a~2' is not a JSON pointer ('~' must be followed by 0 or 1)");
   // A raw byte became a string the messages could not print (nlohmann threw type_error.316;
   // found by the set_override fuzz target).
-  EXPECT_EQ(message_of([] { parse_override("/pipeline/stages=\xf7"); }),
-            "--set '/pipeline/stages=\\xf7': expected UTF-8 text, found the byte 0xf7 at offset 17");
+  EXPECT_EQ(
+      message_of([] { parse_override("/pipeline/stages=\xf7"); }),
+      "--set '/pipeline/stages=\\xf7': expected UTF-8 text, found the byte 0xf7 at offset 17");
   EXPECT_EQ(message_of([] { parse_override("/description=caf\xc3\xa9"); }), "(no error)");
 }
 
@@ -127,6 +128,20 @@ TEST(ConfigOverride, ErrorsAtAnOverriddenFieldSaySo) {
   EXPECT_NE(message_of([&] {
               parse_config(base(), "c.json", section);
             }).find("(set by --set '/costs={\"forward\": -1}')"),
+            std::string::npos);
+  // A misspelt section that only the override created is the override's doing.
+  const std::vector<ConfigOverride> typo = {parse_override("/pipline/stages=8")};
+  const std::string message = message_of([&] { parse_config(base(), "c.json", typo); });
+  EXPECT_TRUE(
+      message.starts_with("c.json:/pipline: unknown key 'pipline'; did you mean "
+                          "'pipeline'?"))
+      << message;
+  EXPECT_TRUE(message.ends_with("(set by --set '/pipline/stages=8')")) << message;
+  // A section the file has is not: an error about it stays the file's.
+  nlohmann::json no_schedule = base();
+  no_schedule["pipeline"].erase("schedule");
+  const std::vector<ConfigOverride> stages = {parse_override("/pipeline/stages=8")};
+  EXPECT_EQ(message_of([&] { parse_config(no_schedule, "c.json", stages); }).find("set by"),
             std::string::npos);
   // Errors elsewhere are unchanged.
   const std::vector<ConfigOverride> other = {parse_override("/description=x")};

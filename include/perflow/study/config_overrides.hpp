@@ -3,6 +3,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -16,6 +17,10 @@ struct ConfigOverride {
   nlohmann::json value;          ///< VALUE read as JSON; a bare word is a string ("zbv", "1.5ms")
   std::string text;              ///< as given, for messages
   std::string origin = "--set";  ///< what set it, for messages: "--set", "the sweep axis"
+  /// The first member on the way to `pointer` that the document did not have, when setting
+  /// created one above the pointer itself ("/pipline" for "/pipline/stages"): an error about
+  /// it (an unknown key) is this override's doing. Filled by parse_config.
+  std::string created;
 };
 
 /// Reads "POINTER=VALUE". Throws Error naming the text when the pointer is malformed.
@@ -25,8 +30,10 @@ ConfigOverride parse_override(std::string_view text);
 /// on the way, as if the file had said so. Throws ConfigError naming `file` and the
 /// pointer when a step of the pointer cannot be followed (an index into an object, a key
 /// into a number...).
-void apply_overrides(nlohmann::json& document, std::span<const ConfigOverride> overrides,
-                     const std::string& file);
+/// Returns, per override, the first member it created above its pointer (empty: none).
+std::vector<std::string> apply_overrides(nlohmann::json& document,
+                                         std::span<const ConfigOverride> overrides,
+                                         const std::string& file);
 
 /// The override that set `pointer` or one of its parents, or nullptr: an error at a field
 /// a user set on the command line says so.
