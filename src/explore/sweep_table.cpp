@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "perflow/core/error.hpp"
+#include "perflow/core/excerpt.hpp"
 #include "perflow/explore/csv_table.hpp"
 
 namespace perflow::explore {
@@ -17,34 +18,11 @@ namespace {
 constexpr std::size_t kFigures = std::size(kResultColumns);
 constexpr std::string_view kReplacement = "\xef\xbf\xbd";  // U+FFFD
 
-// The length of the UTF-8 sequence at text[i], or 0 if none starts there (RFC 3629: no
-// overlong forms, no surrogates, nothing beyond U+10FFFF).
-std::size_t utf8_length(std::string_view text, std::size_t i) {
-  const auto byte = [&](std::size_t k) {
-    return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0u;
-  };
-  const unsigned b0 = byte(0);
-  const auto continuation = [&](std::size_t k) { return (byte(k) & 0xc0u) == 0x80u; };
-  if (b0 < 0x80) return 1;
-  if (b0 >= 0xc2 && b0 <= 0xdf) return continuation(1) ? 2 : 0;
-  if (b0 >= 0xe0 && b0 <= 0xef) {
-    const unsigned b1 = byte(1);
-    if ((b0 == 0xe0 && b1 < 0xa0) || (b0 == 0xed && b1 > 0x9f)) return 0;
-    return continuation(1) && continuation(2) ? 3 : 0;
-  }
-  if (b0 >= 0xf0 && b0 <= 0xf4) {
-    const unsigned b1 = byte(1);
-    if ((b0 == 0xf0 && b1 < 0x90) || (b0 == 0xf4 && b1 > 0x8f)) return 0;
-    return continuation(1) && continuation(2) && continuation(3) ? 4 : 0;
-  }
-  return 0;
-}
-
 // What is wrong with text a row holds: a NUL or a byte that is not UTF-8; empty if nothing.
 std::string text_problem(std::string_view text) {
   for (std::size_t i = 0; i < text.size();) {
     if (text[i] == '\0') return fmt::format("a NUL byte at byte {}", i + 1);
-    const std::size_t n = utf8_length(text, i);
+    const std::size_t n = utf8_sequence_length(text, i);
     if (n == 0) {
       return fmt::format("byte {} (0x{:02x}) is not UTF-8", i + 1,
                          static_cast<unsigned char>(text[i]));
@@ -59,7 +37,7 @@ std::string clean_text(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size();) {
-    const std::size_t n = text[i] == '\0' ? 0 : utf8_length(text, i);
+    const std::size_t n = text[i] == '\0' ? 0 : utf8_sequence_length(text, i);
     if (n == 0) {
       out += kReplacement;
       ++i;
@@ -68,25 +46,6 @@ std::string clean_text(std::string_view text) {
       i += n;
     }
   }
-  return out;
-}
-
-// Text for a message: control characters and bytes that are not UTF-8 as \xNN, at most
-// `most` bytes of it.
-std::string shown(std::string_view text, std::size_t most = 60) {
-  std::string out;
-  for (std::size_t i = 0; i < text.size() && out.size() < most;) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    const std::size_t n = c < 0x20 || c == 0x7f ? 0 : utf8_length(text, i);
-    if (n == 0) {
-      out += fmt::format("\\x{:02x}", c);
-      ++i;
-    } else {
-      out.append(text, i, n);
-      i += n;
-    }
-  }
-  if (out.size() >= most) out += "...";
   return out;
 }
 
@@ -207,7 +166,7 @@ nlohmann::json csv_figure(std::size_t c, const std::string& cell) {
 std::optional<RowProblem> check_figures(const std::vector<nlohmann::json>& values,
                                         const std::vector<std::string>& written) {
   const nlohmann::json& error = values[kFigures - 1];
-  const auto found = [&](std::size_t c) { return fmt::format("found '{}'", shown(written[c])); };
+  const auto found = [&](std::size_t c) { return fmt::format("found '{}'", excerpt(written[c])); };
   if (!error.is_null() && (!error.is_string() || error.get<std::string>().empty())) {
     return RowProblem{"error", "expected a message or nothing, " + found(kFigures - 1)};
   }
@@ -242,7 +201,7 @@ std::optional<RowProblem> check_figures(const std::vector<nlohmann::json>& value
       const std::string& as_written = written[c];
       if (canonical != as_written) {
         return RowProblem{name, fmt::format("expected the number as PerFlow writes it ('{}'), {}",
-                                            shown(canonical), found(c))};
+                                            excerpt(canonical), found(c))};
       }
     }
   }
@@ -277,12 +236,12 @@ std::vector<std::string> csv_header_pointers(const CsvRecord& header, const std:
   for (std::size_t c = 0; c < kFigures; ++c) {
     if (f[f.size() - kFigures + c] != kResultColumns[c]) {
       fail(fmt::format("column {} is '{}', expected '{}'", f.size() - kFigures + c + 1,
-                       shown(f[f.size() - kFigures + c]), kResultColumns[c]));
+                       excerpt(f[f.size() - kFigures + c]), kResultColumns[c]));
     }
   }
   std::vector<std::string> pointers(f.begin() + 1, f.end() - static_cast<long>(kFigures));
   for (const std::string& p : pointers) {
-    if (p.empty() || p.front() != '/') fail(fmt::format("'{}' is no JSON pointer", shown(p)));
+    if (p.empty() || p.front() != '/') fail(fmt::format("'{}' is no JSON pointer", excerpt(p)));
   }
   return pointers;
 }
@@ -306,7 +265,8 @@ ReadRow check_csv_row(const CsvRecord& record, const std::vector<std::string>& p
     return row;
   }
   if (!row.run) {
-    row.problem = RowProblem{"run", fmt::format("expected a run number, found '{}'", shown(f[0]))};
+    row.problem =
+        RowProblem{"run", fmt::format("expected a run number, found '{}'", excerpt(f[0]))};
     return row;
   }
   for (std::size_t c = 0; c < f.size(); ++c) {
@@ -330,7 +290,7 @@ ReadRow check_csv_row(const CsvRecord& record, const std::vector<std::string>& p
   if (again != record.text) {
     row.problem =
         RowProblem{"", fmt::format("expected it written as PerFlow writes it ('{}'), found '{}'",
-                                   shown(again), shown(record.text))};
+                                   excerpt(again), excerpt(record.text))};
   }
   return row;
 }
@@ -349,7 +309,7 @@ ReadRow check_jsonl_row(const std::string& line,
     // "parse error at line 1, column 211: ...": the row is one line.
     constexpr std::string_view kAt = "parse error at line 1, ";
     if (what.starts_with(kAt)) what = "at " + what.substr(kAt.size());
-    row.problem = RowProblem{"", "invalid JSON " + shown(what, 300)};
+    row.problem = RowProblem{"", "invalid JSON " + excerpt(what, 300)};
     return row;
   }
   if (!value.is_object()) {
@@ -380,16 +340,16 @@ ReadRow check_jsonl_row(const std::string& line,
     if (k >= keys.size()) {
       row.problem = RowProblem{expected[k], "missing"};
     } else if (k >= expected.size()) {
-      row.problem = RowProblem{"", fmt::format("unexpected key '{}'", shown(keys[k]))};
+      row.problem = RowProblem{"", fmt::format("unexpected key '{}'", excerpt(keys[k]))};
     } else {
-      row.problem =
-          RowProblem{"", fmt::format("expected key '{}', found '{}'", expected[k], shown(keys[k]))};
+      row.problem = RowProblem{
+          "", fmt::format("expected key '{}', found '{}'", expected[k], excerpt(keys[k]))};
     }
     return row;
   }
   if (!row.run) {
     row.problem = RowProblem{
-        "run", fmt::format("expected a run number, found '{}'", shown(value["run"].dump()))};
+        "run", fmt::format("expected a run number, found '{}'", excerpt(value["run"].dump()))};
     return row;
   }
   std::vector<nlohmann::json> values;
@@ -403,7 +363,8 @@ ReadRow check_jsonl_row(const std::string& line,
   if (value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) != line) {
     row.problem = RowProblem{
         "", "expected it written as PerFlow writes it ('" +
-                shown(value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) + "')"};
+                excerpt(value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) +
+                "')"};
   }
   return row;
 }
@@ -599,7 +560,7 @@ ResumePoint find_resume_point(const std::filesystem::path& path, const Sweep& sw
       throw Error(fmt::format(
           "{}: holds the results of another sweep: its header is '{}', this sweep's is '{}'; "
           "remove it or write to another file",
-          path.string(), shown(record->text),
+          path.string(), excerpt(record->text),
           std::string_view(header).substr(0, header.size() - 1)));
     }
     point.bytes = rows.lines().offset();
