@@ -16,13 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// Exists and is a device, FIFO or socket: written in place, never replaced.
-bool is_special_file(const fs::path& path) {
-  std::error_code ec;
-  const fs::file_status status = fs::status(path, ec);
-  return !ec && fs::exists(status) && !fs::is_regular_file(status) && !fs::is_directory(status);
-}
-
 /// Absolute first: weakly_canonical leaves a relative path whose first part does not exist
 /// as it is ("x" and "./x" would differ).
 fs::path canonical_path(const fs::path& path) {

@@ -150,15 +150,6 @@ std::string format_duration(double seconds) {
 
 void warn(const std::string& message) { fmt::print(stderr, "perflow: warning: {}\n", message); }
 
-// A path that exists and is not a regular file or directory (a device, a FIFO): written in
-// place, with no identity file beside it.
-bool is_special(const std::string& path) {
-  std::error_code ec;
-  const std::filesystem::file_status status = std::filesystem::status(path, ec);
-  return !ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status) &&
-         !std::filesystem::is_directory(status);
-}
-
 void run_merge(const SweepOptions& options) {
   if (options.files.empty()) throw Error("--merge OUT: name the parts to merge after it");
   const explore::TableFormat format = explore::table_format_of(options.merge, "--merge");
@@ -178,7 +169,8 @@ void run_merge(const SweepOptions& options) {
   std::vector<std::filesystem::path> parts(options.files.begin(), options.files.end());
   const explore::MergedTable merged = explore::merge_tables(parts, format);
   for (const std::string& warning : merged.warnings) warn(warning);
-  if (merged.identity && !is_special(options.merge)) {
+  // A device or FIFO (written in place) gets no identity file beside it.
+  if (merged.identity && !is_special_file(options.merge)) {
     const std::string identity = explore::identity_text(*merged.identity);
     const std::pair<std::filesystem::path, std::string_view> files[] = {
         {options.merge, merged.text}, {merge_identity, identity}};

@@ -30,14 +30,6 @@ namespace fs = std::filesystem;
                             std::generic_category().message(error)));
 }
 
-/// A file that exists and can only be written in place: a device, a FIFO, a socket.
-bool is_special_file(const fs::path& path) {
-  std::error_code ec;
-  const fs::file_status status = fs::status(path, ec);
-  if (ec || !fs::exists(status)) return false;
-  return !fs::is_regular_file(status) && !fs::is_directory(status);
-}
-
 // --- The temporaries the signal handlers remove -------------------------------------------
 //
 // A fixed array, so the handler touches no heap and takes no lock: a slot is claimed
@@ -170,6 +162,13 @@ fs::path output_destination(const fs::path& target) {
     if (ec) throw_io_error(target, ec.value());
     path = link.is_absolute() ? link : path.parent_path() / link;
   }
+}
+
+bool is_special_file(const fs::path& path) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (ec || !fs::exists(status)) return false;
+  return !fs::is_regular_file(status) && !fs::is_directory(status);
 }
 
 std::string file_kind(const fs::path& path) {

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "perflow/core/atomic_file.hpp"
 #include "perflow/core/error.hpp"
 
 namespace perflow::explore {
@@ -15,26 +16,13 @@ std::optional<std::size_t> CsvTable::column(std::string_view name) const {
   return std::nullopt;
 }
 
-std::string non_regular_kind(const std::filesystem::path& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::file_status status = fs::status(path, ec);
-  if (fs::is_regular_file(status)) return {};
-  if (!fs::exists(status)) return "no such file";
-  if (fs::is_directory(status)) return "a directory";
-  if (fs::is_character_file(status)) return "a character device";
-  if (fs::is_block_file(status)) return "a block device";
-  if (fs::is_fifo(status)) return "a FIFO";
-  if (fs::is_socket(status)) return "a socket";
-  return "not a regular file";
-}
-
 void require_regular_file(const std::filesystem::path& path, std::string_view what) {
   // Checked before opening: opening a FIFO blocks until something writes to it.
-  if (const std::string kind = non_regular_kind(path); !kind.empty()) {
-    if (kind == "no such file") {
-      throw Error(fmt::format("{}: cannot open the file for reading", path.string()));
-    }
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    throw Error(fmt::format("{}: cannot open the file for reading", path.string()));
+  }
+  if (const std::string kind = file_kind(path); !kind.empty()) {
     throw Error(fmt::format("{}: is {}, not {}", path.string(), kind, what));
   }
 }

@@ -85,6 +85,10 @@ using StaleTemporariesNotice = void (*)(const std::filesystem::path& directory,
 /// does not print).
 void set_stale_temporaries_notice(StaleTemporariesNotice notice);
 
+/// Whether `path` exists and is neither a regular file nor a directory (a device, a FIFO, a
+/// socket): an output there is written in place, never replaced.
+bool is_special_file(const std::filesystem::path& path);
+
 /// What `path` names when it is something other than a regular file: "a directory", "a
 /// character device", "a block device", "a FIFO", "a socket", "a symlink loop"; empty for a
 /// regular file (or a link to one) and for a path that does not exist.

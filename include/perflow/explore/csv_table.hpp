@@ -25,11 +25,6 @@ struct CsvTable {
 /// The longest line (or CSV record) a results file may have: 16 MiB.
 inline constexpr std::size_t kMaxLineBytes = std::size_t{16} << 20;
 
-/// What `path` is when it is not a regular file: "a directory", "a character device", "a
-/// block device", "a FIFO", "a socket", "no such file" (a symlink is followed); empty for a
-/// regular file.
-std::string non_regular_kind(const std::filesystem::path& path);
-
 /// Throws Error unless `path` is a regular file: "p: is a FIFO, not <what>" (or "p: cannot
 /// open the file for reading" when there is none).
 void require_regular_file(const std::filesystem::path& path, std::string_view what);
