@@ -127,7 +127,8 @@ std::string format_memory(double amount) {
 
 std::string format_bytes(double bytes) {
   if (bytes == 1) return "1 byte";
-  if (std::isfinite(bytes) && std::fabs(bytes) < 1e3) return fmt::format("{:.0f} bytes", bytes);
+  // format_memory leaves amounts below 1e4 unitless (abstract units): bytes say so here.
+  if (std::isfinite(bytes) && std::fabs(bytes) < 1e4) return fmt::format("{:.0f} bytes", bytes);
   return format_memory(bytes);
 }
 

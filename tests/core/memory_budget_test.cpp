@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 
 #include "perflow/core/error.hpp"
+#include "perflow/core/units.hpp"
 
 namespace perflow {
 namespace {
@@ -141,6 +142,16 @@ TEST(MemoryBudget, ATinyLimitIsPrintedInBytes) {
                  "this process may take (PERFLOW_MEMORY_LIMIT); make the pipeline smaller or raise "
                  "the limit");
   }
+}
+
+// Up to 9999 bytes format_memory has no unit; the refusal still says bytes ("4608" alone
+// was printed for a 4608-byte plan).
+TEST(MemoryBudget, SizesBelowTenThousandBytesSayBytes) {
+  EXPECT_EQ(format_bytes(1), "1 byte");
+  EXPECT_EQ(format_bytes(999), "999 bytes");
+  EXPECT_EQ(format_bytes(4608), "4608 bytes");
+  EXPECT_EQ(format_bytes(9999), "9999 bytes");
+  EXPECT_EQ(format_bytes(10000), "10.0kB");
 }
 
 // `ulimit -v` is RLIMIT_AS: the limit is what the process has left under it.
