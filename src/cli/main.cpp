@@ -124,6 +124,8 @@ int run(int argc, char** argv) {
     return fail(kOutputError, e.what());
   } catch (const perflow::ResourceError& e) {
     return fail(kOutOfMemory, e.what());
+  } catch (const perflow::NoAnswerError& e) {
+    return fail(kNoAnswer, e.what());
   } catch (const perflow::OptionError& e) {
     return fail(kUsageError, e.worded(option_name));
   } catch (const perflow::Error& e) {

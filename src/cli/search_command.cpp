@@ -1,9 +1,13 @@
 // perflow search SEARCH.json: the best plans of a model on a cluster (docs/search-and-sweeps.md
 // "Search").
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -14,6 +18,7 @@
 
 #include "detail/commands.hpp"
 #include "detail/output_paths.hpp"
+#include "detail/progress_line.hpp"
 #include "detail/study.hpp"
 #include "perflow/core/atomic_file.hpp"
 #include "perflow/core/error.hpp"
@@ -129,6 +134,31 @@ std::string pareto_svg(const explore::SearchResult& result) {
 
 // One self-contained page: counts, the best plans, the Pareto chart, the winner's timeline
 // and where its step goes (compute, bubble, exposed communication).
+// Why a search has no answer: what pruned how many and how near the nearest plan came.
+std::string no_fit_reason(const explore::SearchResult& result) {
+  const explore::SearchCounts& c = result.counts;
+  std::string why = fmt::format(
+      "of {} plans, {} were pruned by divisibility and schedule constraints and {} by a lower "
+      "bound of their memory; {} simulated",
+      c.considered, c.pruned_divisibility, c.pruned_memory, c.simulated);
+  if (c.simulated > 0) {
+    why += fmt::format(" ({} refused by a schedule, {} out of memory)", c.invalid,
+                       c.simulated - c.invalid);
+  }
+  if (const std::optional<explore::NearestMiss>& miss = result.nearest_miss) {
+    const explore::Plan& p = miss->plan;
+    const explore::RunOutcome::Overshoot& o = miss->overshoot;
+    why += fmt::format(
+        "; the nearest miss, {} on {} (PPxTPxDP {}x{}x{}, micro-batch {} x {}, {} chunk{}, "
+        "recompute {}), needs {}{} on stage {}, {:.2f} times its {}",
+        p.schedule, p.placement, p.pipeline, p.tensor_parallel, p.data_parallel, p.micro_batch_size,
+        p.microbatches, p.chunks, p.chunks == 1 ? "" : "s", p.recompute,
+        miss->lower_bound ? "at least " : "", format_memory(o.needed), o.device,
+        o.needed / o.capacity, format_memory(o.capacity));
+  }
+  return why;
+}
+
 std::string html_report(const std::string& file, const explore::SearchResult& result) {
   const explore::SearchCounts& c = result.counts;
   std::string html = fmt::format(
@@ -140,7 +170,10 @@ std::string html_report(const std::string& file, const explore::SearchResult& re
       "memory), {5} simulated, {6} fit</p>\n",
       escape_html(file), c.considered, c.pruned_divisibility + c.pruned_memory,
       c.pruned_divisibility, c.pruned_memory, c.simulated, c.fit);
-  if (result.best.empty()) return html + "<p>No plan fits.</p>\n</body></html>\n";
+  if (result.best.empty()) {
+    return html + "<p>No plan fits: " + escape_html(no_fit_reason(result)) +
+           ".</p>\n</body></html>\n";
+  }
   html += "<h2>Best plans by step time</h2>\n" + html_table(result.best);
   html += "<h2>Pareto front: step time vs peak memory</h2>\n" + pareto_svg(result) +
           html_table(result.pareto);
@@ -184,6 +217,11 @@ std::string html_report(const std::string& file, const explore::SearchResult& re
   return html + "</body></html>\n";
 }
 
+// A search without an answer exits 6 (its outputs, which say the same, are written first).
+[[noreturn]] void throw_no_fit(const std::string& file, const explore::SearchResult& result) {
+  throw NoAnswerError(fmt::format("{}: no plan fits: {}", file, no_fit_reason(result)));
+}
+
 void run_search_command(const SearchOptions& options) {
   if (options.format != "text" && options.format != "json") {
     throw Error(fmt::format("--format '{}': expected text or json", options.format));
@@ -196,7 +234,11 @@ void run_search_command(const SearchOptions& options) {
   const explore::Search search = explore::load_search(options.file);
   explore::SearchOptions run;
   run.jobs = options.jobs;
+  // Progress on a terminal, as sweep shows it: a large search weighs plans for minutes.
+  ProgressLine progress("plans weighed", ::isatty(STDERR_FILENO) != 0);
+  run.progress = [&](const explore::SweepProgress& p) { progress.update(p); };
   const explore::SearchResult result = explore::run_search(search, run);
+  progress.clear();
   const std::string json = explore::search_result_text(result);
   // Both files appear together, or neither (a failed --html leaves an old -o as it was).
   const std::string html = options.html.empty() ? std::string() : html_report(options.file, result);
@@ -206,6 +248,7 @@ void run_search_command(const SearchOptions& options) {
   write_files_atomically(files);
   if (options.format == "json") {
     fmt::print("{}", json);
+    if (result.best.empty()) throw_no_fit(options.file, result);
     return;
   }
   const explore::SearchCounts& c = result.counts;
@@ -215,14 +258,13 @@ void run_search_command(const SearchOptions& options) {
       options.file, c.considered, c.pruned_divisibility + c.pruned_memory, c.pruned_divisibility,
       c.pruned_memory, c.simulated, c.fit);
   if (c.invalid > 0) fmt::print("  ({} simulated plans were refused by a schedule)\n", c.invalid);
-  if (result.best.empty()) {
-    fmt::print("no plan fits\n");
-  } else {
+  if (!result.best.empty()) {
     fmt::print("\nbest plans by step time:\n{}", table(result.best));
     fmt::print("\nPareto front (step time vs peak memory):\n{}", table(result.pareto));
   }
   if (!options.output.empty()) fmt::print("\nplans written to {}\n", options.output);
   if (!options.html.empty()) fmt::print("report written to {}\n", options.html);
+  if (result.best.empty()) throw_no_fit(options.file, result);
 }
 
 }  // namespace

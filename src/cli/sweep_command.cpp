@@ -19,6 +19,7 @@
 
 #include "detail/commands.hpp"
 #include "detail/output_paths.hpp"
+#include "detail/progress_line.hpp"
 #include "perflow/core/atomic_file.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/explore/sweep.hpp"
@@ -141,13 +142,6 @@ class ResultsFile {
   std::FILE* file_ = nullptr;
 };
 
-std::string format_duration(double seconds) {
-  if (seconds < 60) return fmt::format("{:.0f}s", seconds);
-  if (seconds < 3600)
-    return fmt::format("{:.0f}m{:02.0f}s", seconds / 60 - 0.5, std::fmod(seconds, 60));
-  return fmt::format("{:.0f}h{:02.0f}m", seconds / 3600 - 0.5, std::fmod(seconds / 60, 60));
-}
-
 void warn(const std::string& message) { fmt::print(stderr, "perflow: warning: {}\n", message); }
 
 void run_merge(const SweepOptions& options) {
@@ -257,14 +251,14 @@ void run_sweep_command(const SweepOptions& options) {
   }
 
   const bool to_stdout = outputs.empty();
-  const bool show_progress = !to_stdout && ::isatty(STDOUT_FILENO) && ::isatty(STDERR_FILENO);
+  ProgressLine progress("runs", !to_stdout && ::isatty(STDOUT_FILENO) && ::isatty(STDERR_FILENO));
   std::uint64_t invalid = 0;
-  double shown_at = -1;
+  std::optional<explore::RunOutcome> first_invalid;  // what a sweep with no answer shows
   if (to_stdout) fmt::print("{}", explore::table_header(sweep, explore::TableFormat::Csv));
   explore::run_sweep(
       sweep, first + resumed, last, options.jobs,
       [&](const explore::RunOutcome& outcome) {
-        if (!outcome.error.empty()) ++invalid;
+        if (!outcome.error.empty() && invalid++ == 0) first_invalid = outcome;
         if (to_stdout) {
           fmt::print("{}", explore::table_row(sweep, outcome, explore::TableFormat::Csv));
         }
@@ -274,29 +268,30 @@ void run_sweep_command(const SweepOptions& options) {
       [&](const explore::SweepProgress& p) {
         for (ResultsFile& out : outputs) out.flush();
         if (to_stdout) std::fflush(stdout);
-        if (show_progress && (p.seconds - shown_at >= 0.1 || p.done == p.total)) {
-          shown_at = p.seconds;
-          const double rate = p.seconds > 0 ? double(p.done) / p.seconds : 0;
-          fmt::print(stderr, "\r\033[K{}/{} runs, {:.0f} runs/s, {} left", p.done, p.total, rate,
-                     format_duration(rate > 0 ? double(p.total - p.done) / rate : 0));
-          std::fflush(stderr);
-        }
+        progress.update(p);
       });
-  if (show_progress) fmt::print(stderr, "\r\033[K");
+  progress.clear();
   for (ResultsFile& out : outputs) out.close();
-  if (to_stdout) return;
-
   const std::uint64_t ran = last - first - resumed;
-  std::string where;
-  for (const ResultsFile& out : outputs) where += (where.empty() ? "" : " and ") + out.path();
-  const std::string slice = shard.count > 1
-                                ? fmt::format(" (shard {}/{}: runs {} to {})", shard.index,
-                                              shard.count, first, last == first ? first : last - 1)
-                                : std::string();
-  fmt::print("{}: {} runs{}", sweep_path, last - first, slice);
-  if (resumed > 0) fmt::print(", {} already in {}", resumed, where);
-  fmt::print("; ran {}: {} simulated, {} invalid\n", ran, ran - invalid, invalid);
-  fmt::print("results written to {}\n", where);
+  if (!to_stdout) {
+    std::string where;
+    for (const ResultsFile& out : outputs) where += (where.empty() ? "" : " and ") + out.path();
+    const std::string slice =
+        shard.count > 1 ? fmt::format(" (shard {}/{}: runs {} to {})", shard.index, shard.count,
+                                      first, last == first ? first : last - 1)
+                        : std::string();
+    fmt::print("{}: {} runs{}", sweep_path, last - first, slice);
+    if (resumed > 0) fmt::print(", {} already in {}", resumed, where);
+    fmt::print("; ran {}: {} simulated, {} invalid\n", ran, ran - invalid, invalid);
+    fmt::print("results written to {}\n", where);
+  }
+  if (ran > 0 && invalid == ran) {
+    // The rows are written (each says why); the exit code says there is no answer.
+    std::fflush(stdout);
+    throw NoAnswerError(
+        fmt::format("{}: no run simulated ({} of {} invalid); the first, run {}: {}", sweep_path,
+                    invalid, ran, first_invalid->run, first_invalid->error));
+  }
 }
 
 }  // namespace

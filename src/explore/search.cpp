@@ -522,7 +522,8 @@ std::vector<Plan> enumerate_plans(const Search& search, SearchCounts& counts, bo
   return enumerate(search, counts, keep_invalid, schedules, /*with_configs=*/true);
 }
 
-bool cannot_fit(const study::Config& config) {
+std::optional<RunOutcome::Overshoot> memory_shortfall(const study::Config& config) {
+  std::optional<RunOutcome::Overshoot> worst;
   for (std::uint32_t s = 0; s < config.pipeline.stages; ++s) {
     const study::DeviceInfo& device = config.devices.at(s);
     if (device.memory_capacity <= 0) continue;
@@ -535,10 +536,14 @@ bool cannot_fit(const study::Config& config) {
                                             ? costs.kept_activation() + costs.rebuilt_activation()
                                             : costs.activation);
     }
-    if (device.static_memory + activation > device.memory_capacity) return true;
+    const RunOutcome::Overshoot over{s, device.static_memory + activation, device.memory_capacity};
+    if (over.needed <= over.capacity) continue;
+    if (!worst || over.needed * worst->capacity > worst->needed * over.capacity) worst = over;
   }
-  return false;
+  return worst;
 }
+
+bool cannot_fit(const study::Config& config) { return memory_shortfall(config).has_value(); }
 
 SearchResult run_search(const Search& search, const SearchOptions& options) {
   SearchResult result;
@@ -547,6 +552,16 @@ SearchResult run_search(const Search& search, const SearchOptions& options) {
   std::vector<Plan> plans = enumerate(search, counts, !options.prune_divisibility,
                                       parallel::builtin_schedules(), /*with_configs=*/false);
   enum class Status : std::uint8_t { Simulated, Refused, TooLarge };
+  // The nearest miss is kept while no plan fits (the smallest needed / capacity).
+  std::optional<NearestMiss> miss;
+  const auto consider_miss = [&](const Plan& plan, const RunOutcome& outcome, bool bound) {
+    const RunOutcome::Overshoot& o = *outcome.overshoot;
+    if (counts.fit > 0 ||
+        (miss && o.needed * miss->overshoot.capacity >= miss->overshoot.needed * o.capacity)) {
+      return;
+    }
+    miss = NearestMiss{plan, o, bound};
+  };
   std::vector<Status> status(plans.size(), Status::Simulated);
   std::vector<PlanResult> fitting;
   run_in_order(
@@ -563,9 +578,11 @@ SearchResult run_search(const Search& search, const SearchOptions& options) {
             status[i] = Status::Refused;
             return outcome;
           }
-          if (options.prune_memory && cannot_fit(*config)) {
-            status[i] = Status::TooLarge;
-            return outcome;
+          if (options.prune_memory) {
+            if ((outcome.overshoot = memory_shortfall(*config))) {
+              status[i] = Status::TooLarge;
+              return outcome;
+            }
           }
           evaluate_config(*config, outcome);
         } catch (const Error& e) {
@@ -581,6 +598,7 @@ SearchResult run_search(const Search& search, const SearchOptions& options) {
           ++counts.pruned_divisibility;
           return;
         }
+        if (outcome.overshoot) consider_miss(plans[i], outcome, status[i] == Status::TooLarge);
         if (status[i] == Status::TooLarge) {
           ++counts.pruned_memory;
           return;
@@ -593,7 +611,8 @@ SearchResult run_search(const Search& search, const SearchOptions& options) {
           fitting.push_back(r);
         }
         if (options.keep_simulated) result.simulated.push_back(std::move(r));
-      });
+      },
+      options.progress);
   // Ties keep the enumeration order (stable sort), so the ranking is deterministic.
   std::stable_sort(fitting.begin(), fitting.end(), [](const PlanResult& a, const PlanResult& b) {
     return a.outcome.makespan < b.outcome.makespan;
@@ -616,6 +635,10 @@ SearchResult run_search(const Search& search, const SearchOptions& options) {
   }
   for (auto* kept : {&result.best, &result.pareto, &result.simulated}) {
     for (PlanResult& r : *kept) r.plan.config = plan_config(search, r.plan, r.plan.stage_shares);
+  }
+  if (counts.fit == 0 && miss) {
+    miss->plan.config = plan_config(search, miss->plan, miss->plan.stage_shares);
+    result.nearest_miss = std::move(miss);
   }
   return result;
 }

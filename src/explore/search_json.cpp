@@ -40,6 +40,28 @@ nlohmann::json plan_json(const PlanResult& r, std::size_t rank) {
           {"config", p.config}};
 }
 
+// When no plan fits: the plan closest to fitting and by how much it misses.
+nlohmann::json miss_json(const NearestMiss& miss) {
+  const Plan& p = miss.plan;
+  return {{"schedule", p.schedule},
+          {"pipeline", p.pipeline},
+          {"tensor_parallel", p.tensor_parallel},
+          {"data_parallel", p.data_parallel},
+          {"micro_batch_size", p.micro_batch_size},
+          {"microbatches", p.microbatches},
+          {"chunks", p.chunks},
+          {"recompute", p.recompute},
+          {"offload", p.offload},
+          {"expert_parallel", p.expert_parallel},
+          {"placement", p.placement},
+          {"layers", p.layers},
+          {"stage", miss.overshoot.device},
+          {"needed_memory", miss.overshoot.needed},
+          {"memory_capacity", miss.overshoot.capacity},
+          {"lower_bound", miss.lower_bound},
+          {"config", p.config}};
+}
+
 nlohmann::json search_result_json(const SearchResult& result) {
   const SearchCounts& c = result.counts;
   nlohmann::json best = nlohmann::json::array();
@@ -48,15 +70,17 @@ nlohmann::json search_result_json(const SearchResult& result) {
   nlohmann::json pareto = nlohmann::json::array();
   for (std::size_t i = 0; i < result.pareto.size(); ++i)
     pareto.push_back(plan_json(result.pareto[i], i + 1));
-  return {{"considered", c.considered},
-          {"pruned", c.pruned_divisibility + c.pruned_memory},
-          {"pruned_divisibility", c.pruned_divisibility},
-          {"pruned_memory", c.pruned_memory},
-          {"simulated", c.simulated},
-          {"invalid", c.invalid},
-          {"fit", c.fit},
-          {"best", std::move(best)},
-          {"pareto", std::move(pareto)}};
+  nlohmann::json out = {{"considered", c.considered},
+                        {"pruned", c.pruned_divisibility + c.pruned_memory},
+                        {"pruned_divisibility", c.pruned_divisibility},
+                        {"pruned_memory", c.pruned_memory},
+                        {"simulated", c.simulated},
+                        {"invalid", c.invalid},
+                        {"fit", c.fit},
+                        {"best", std::move(best)},
+                        {"pareto", std::move(pareto)}};
+  if (result.nearest_miss) out["nearest_miss"] = miss_json(*result.nearest_miss);
+  return out;
 }
 
 }  // namespace

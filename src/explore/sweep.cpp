@@ -13,6 +13,7 @@
 #include "detail/file_fields.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/core/json_cursor.hpp"
+#include "perflow/study/config_schema.hpp"
 
 namespace perflow::explore {
 namespace {
@@ -149,6 +150,10 @@ void check_pointer(const JsonCursor& at, const std::string& pointer) {
     (void)nlohmann::json::json_pointer(pointer);
   } catch (const std::exception&) {
     at.fail(fmt::format("expected a JSON pointer such as /pipeline/stages, got '{}'", pointer));
+  }
+  // A misspelt pointer would make every run invalid, each blaming the base: say it once.
+  if (const std::string problem = study::config_pointer_problem(pointer); !problem.empty()) {
+    at.fail(fmt::format("'{}' is not a place in a config: {}", pointer, problem));
   }
 }
 

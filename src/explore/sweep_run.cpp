@@ -18,11 +18,19 @@ void evaluate_config(const study::Config& config, RunOutcome& outcome) {
   outcome.makespan = m.makespan;
   outcome.iteration_time = m.iteration_time;
   outcome.bubble_ratio = m.bubble_ratio;
-  for (const simulator::DeviceMetrics& dm : m.devices) {
+  for (std::size_t d = 0; d < m.devices.size(); ++d) {
+    const simulator::DeviceMetrics& dm = m.devices[d];
     const study::DeviceMemory memory = study::device_memory(config, dm);
     outcome.peak_memory = std::max(outcome.peak_memory, dm.peak_memory);
     outcome.peak_total_memory = std::max(outcome.peak_total_memory, memory.total);
-    outcome.out_of_memory = outcome.out_of_memory || memory.out_of_memory;
+    if (!memory.out_of_memory) continue;
+    outcome.out_of_memory = true;
+    const RunOutcome::Overshoot over{static_cast<std::uint32_t>(d), memory.total,
+                                     memory.info.memory_capacity};
+    if (!outcome.overshoot ||
+        over.needed * outcome.overshoot->capacity > outcome.overshoot->needed * over.capacity) {
+      outcome.overshoot = over;
+    }
   }
   if (const std::optional<study::Throughput> t = study::throughput(config, m.iteration_time)) {
     if (std::isfinite(t->tokens_per_s)) outcome.tokens_per_s = t->tokens_per_s;

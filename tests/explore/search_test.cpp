@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <random>
 #include <set>
 #include <string>
@@ -297,6 +298,48 @@ TEST(Search, PruningKeepsEveryPlanThatFits) {
   // The spaces exercise both sides of the bound.
   EXPECT_GT(pruned_total, 0u);
   EXPECT_GT(fit_total, 0u);
+}
+
+TEST(Search, NearestMissWhenNothingFits) {
+  const nlohmann::json document = search_document(
+      R"({"H100": {"preset": "h100-sxm", "count": 4}})",
+      R"({"schedules": ["1f1b"], "micro_batch_size": [1, 2], "recompute": ["none", "full"]})",
+      R"({"memory": "0.3GB"})");
+  const Search search = parse_search(document, {"H100"}, "s.json");
+  SearchOptions options;
+  options.jobs = 2;
+  const SearchResult pruned = run_search(search, options);
+  ASSERT_EQ(pruned.counts.fit, 0u);
+  ASSERT_GT(pruned.counts.pruned_memory, 0u);
+  ASSERT_TRUE(pruned.nearest_miss.has_value());
+  const NearestMiss& miss = *pruned.nearest_miss;
+  EXPECT_TRUE(miss.lower_bound);
+  EXPECT_EQ(miss.overshoot.capacity, 0.3e9);
+  // The smallest shortfall of every plan's bound, found again plan by plan.
+  SearchCounts counts;
+  double nearest = std::numeric_limits<double>::infinity();
+  for (const Plan& plan : enumerate_plans(search, counts)) {
+    const study::Config config = study::parse_config(plan.config, "s.json");
+    if (const auto over = memory_shortfall(config)) {
+      nearest = std::min(nearest, over->needed / over->capacity);
+      EXPECT_TRUE(cannot_fit(config));
+    }
+  }
+  EXPECT_DOUBLE_EQ(miss.overshoot.needed / miss.overshoot.capacity, nearest);
+  EXPECT_FALSE(miss.plan.config.is_null());  // the config of the miss, to try by hand
+
+  // Simulated instead of pruned: the miss is a simulated peak, never below the bound.
+  options.prune_memory = false;
+  const SearchResult simulated = run_search(search, options);
+  ASSERT_TRUE(simulated.nearest_miss.has_value());
+  EXPECT_FALSE(simulated.nearest_miss->lower_bound);
+  EXPECT_GE(simulated.nearest_miss->overshoot.needed / simulated.nearest_miss->overshoot.capacity,
+            nearest);
+
+  // A search where a plan fits has no miss.
+  nlohmann::json roomy = document;
+  roomy["constraints"]["memory"] = "80GB";
+  EXPECT_FALSE(run_search(parse_search(roomy, {"H100"}, "s.json"), options).nearest_miss);
 }
 
 }  // namespace

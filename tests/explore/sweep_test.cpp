@@ -106,29 +106,43 @@ TEST(Sweep, ErrorsNameThePointer) {
             "s.json:/axes/~1pipeline~1stages: expected at least one value, got an empty list");
   EXPECT_EQ(error_of([] { sweep_of(R"({"stages": [1]})", {"stages"}); }),
             "s.json:/axes/stages: expected a JSON pointer such as /pipeline/stages, got 'stages'");
-  EXPECT_EQ(error_of([] { sweep_of(R"({"/a": {"from": 1, "to": 4, "step": -1}})", {"/a"}); }),
-            "s.json:/axes/~1a/step: expected a step that goes from 1 to 4, got -1");
-  EXPECT_EQ(error_of([] { sweep_of(R"({"/a": {"from": 0, "to": 1e9, "step": 1}})", {"/a"}); }),
-            "s.json:/axes/~1a: 1000000001 values; an axis may have at most 16777216");
   EXPECT_EQ(error_of([] {
-              sweep_of(R"({"/a": {"from": 1, "to": 65536, "step": 1},
-                           "/b": {"from": 1, "to": 65536, "step": 1},
-                           "/c": {"from": 1, "to": 2, "step": 1}})",
-                       {"/a", "/b", "/c"});
+              sweep_of(R"({"/model/layers": {"from": 1, "to": 4, "step": -1}})", {"/model/layers"});
+            }),
+            "s.json:/axes/~1model~1layers/step: expected a step that goes from 1 to 4, got -1");
+  EXPECT_EQ(error_of([] {
+              sweep_of(R"({"/model/layers": {"from": 0, "to": 1e9, "step": 1}})",
+                       {"/model/layers"});
+            }),
+            "s.json:/axes/~1model~1layers: 1000000001 values; an axis may have at most 16777216");
+  EXPECT_EQ(error_of([] {
+              sweep_of(R"({"/model/layers": {"from": 1, "to": 65536, "step": 1},
+                           "/model/hidden": {"from": 1, "to": 65536, "step": 1},
+                           "/model/heads": {"from": 1, "to": 2, "step": 1}})",
+                       {"/model/layers", "/model/hidden", "/model/heads"});
             }),
             "s.json:/axes: 8589934592 runs; a sweep may have at most 4294967296");
-  EXPECT_EQ(error_of([] { sweep_of(R"({"/a": 3})", {"/a"}); }),
-            "s.json:/axes/~1a: expected a list of values or {\"from\": a, \"to\": b, \"step\": s}, "
-            "got 3");
+  EXPECT_EQ(error_of([] { sweep_of(R"({"/model/layers": 3})", {"/model/layers"}); }),
+            "s.json:/axes/~1model~1layers: expected a list of values or {\"from\": a, \"to\": b, "
+            "\"step\": s}, got 3");
   EXPECT_EQ(error_of([] {
-              sweep_of(R"({"/a": [1, 2], "/b": [1]})", {"/a", "/b"}, R"([["/a", "/b"]])");
+              sweep_of(R"({"/model/layers": [1, 2], "/model/hidden": [1]})",
+                       {"/model/layers", "/model/hidden"},
+                       R"([["/model/layers", "/model/hidden"]])");
             }),
-            "s.json:/zip/0/1: zipped axes must have as many values: '/b' has 1, '/a' has 2");
-  EXPECT_EQ(error_of([] { sweep_of(R"({"/a": [1]})", {"/a"}, R"([["/a", "/c"]])"); }),
-            "s.json:/zip/0/1: '/c' is not an axis of /axes");
+            "s.json:/zip/0/1: zipped axes must have as many values: '/model/hidden' has 1, "
+            "'/model/layers' has 2");
   EXPECT_EQ(error_of([] {
-              parse_sweep(nlohmann::json::parse(R"({"base": 3, "axes": {"/a": [1]}})"), {"/a"},
-                          "s.json", ".");
+              sweep_of(R"({"/model/layers": [1]})", {"/model/layers"},
+                       R"([["/model/layers", "/model/heads"]])");
+            }),
+            "s.json:/zip/0/1: '/model/heads' is not an axis of /axes");
+  EXPECT_EQ(error_of([] { sweep_of(R"({"/model/layres": [1, 2]})", {"/model/layres"}); }),
+            "s.json:/axes/~1model~1layres: '/model/layres' is not a place in a config: 'layres' "
+            "is not a key of /model; did you mean 'layers'?");
+  EXPECT_EQ(error_of([] {
+              parse_sweep(nlohmann::json::parse(R"({"base": 3, "axes": {"/model/layers": [1]}})"),
+                          {"/model/layers"}, "s.json", ".");
             }),
             "s.json:/base: expected a config object or the path of a config file, got 3");
 }

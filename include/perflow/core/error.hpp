@@ -82,6 +82,13 @@ inline constexpr const char* kAllocationFailedMessage =
     "out of memory: an allocation failed beyond the up-front estimate (the task graph, the "
     "outputs or the search's plans); make the run smaller or give it more memory";
 
+/// A study that ran and has no answer: a search in which no plan fits, a sweep in which no
+/// run simulated. Its outputs are written (they say what was tried) before it is thrown.
+class NoAnswerError : public Error {
+ public:
+  using Error::Error;
+};
+
 /// An output file could not be written.
 class IoError : public Error {
  public:

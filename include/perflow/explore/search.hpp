@@ -3,12 +3,14 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "perflow/explore/sweep_run.hpp"
+#include "perflow/explore/sweep_runner.hpp"
 #include "perflow/parallel/schedule_registry.hpp"
 
 namespace perflow::explore {
@@ -95,8 +97,18 @@ struct SearchCounts {
   std::uint64_t fit = 0;      ///< simulated without error and within memory
 };
 
+/// The plan that came closest to fitting when none fits: the smallest ratio of needed memory
+/// to capacity on its fullest device, among the plans pruned by memory (a lower bound) and
+/// the simulated plans out of memory (the simulated peak); ties keep the enumeration order.
+struct NearestMiss {
+  Plan plan;
+  RunOutcome::Overshoot overshoot;
+  bool lower_bound = false;  ///< needed is the pruning bound, not a simulated peak
+};
+
 struct SearchResult {
   SearchCounts counts;
+  std::optional<NearestMiss> nearest_miss;  ///< only when no plan fits
   std::vector<PlanResult> best;       ///< the `top` fitting plans by step time
   std::vector<PlanResult> pareto;     ///< step time vs peak total memory, fastest first
   std::vector<PlanResult> simulated;  ///< every simulated plan, in enumeration order
@@ -107,6 +119,8 @@ struct SearchOptions {
   bool prune_divisibility = true;  ///< off: plans that fail the checks are simulated too
   bool prune_memory = true;        ///< off: every plan is simulated (brute force)
   bool keep_simulated = false;     ///< fill SearchResult::simulated
+  /// Called on the calling thread as plans are weighed (done of total), for a progress line.
+  std::function<void(const SweepProgress&)> progress;
 };
 
 /// Every candidate plan of the search, in a fixed order; those failing divisibility or
@@ -125,6 +139,10 @@ std::vector<Plan> enumerate_plans(
 /// plus what R rebuilds). Never true for a plan that
 /// fits. Throws ConfigError if the config is invalid.
 bool cannot_fit(const study::Config& config);
+
+/// The device whose lower bound (as cannot_fit) exceeds its capacity by the largest ratio,
+/// or nothing when every device's bound fits.
+std::optional<RunOutcome::Overshoot> memory_shortfall(const study::Config& config);
 
 /// Enumerates, prunes, simulates the survivors in parallel and ranks them.
 SearchResult run_search(const Search& search, const SearchOptions& options = {});

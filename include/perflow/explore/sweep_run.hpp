@@ -22,6 +22,13 @@ struct RunOutcome {
   double peak_memory = 0;              ///< the devices' largest peak of activations
   double peak_total_memory = 0;        ///< the devices' largest static + activation peak
   bool out_of_memory = false;          ///< a device beyond its memory capacity
+  /// With out_of_memory: the device furthest beyond its capacity (largest peak / capacity).
+  struct Overshoot {
+    std::uint32_t device = 0;  ///< its index, the pipeline stage
+    double needed = 0;         ///< its static + activation peak, bytes
+    double capacity = 0;       ///< its memory, bytes
+  };
+  std::optional<Overshoot> overshoot;
   /// The process could not give the run the memory it needs (`error` says why): a limit of
   /// this machine, not a fact of the configuration. run_in_order retries such a run alone
   /// when others ran beside it, so that what is written does not depend on --jobs.

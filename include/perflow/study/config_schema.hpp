@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -16,5 +17,11 @@ nlohmann::ordered_json config_schema();
 /// object with the JSON pointers it sits at, and each key's type, bounds, default and
 /// meaning; then the value types (durations, sizes, rates, ...) and the preset names.
 std::string config_reference_markdown();
+
+/// Why `pointer` (RFC 6901) names no place a config can hold, from the same table: "'pipline'
+/// is not a key of the config; did you mean 'pipeline'?", or a member below a number. Empty
+/// when some config may hold it (whether this config does, and what value fits, is the
+/// parser's to say). A sweep checks its axes with it before running anything.
+std::string config_pointer_problem(std::string_view pointer);
 
 }  // namespace perflow::study

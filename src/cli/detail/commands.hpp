@@ -12,6 +12,7 @@ enum ExitCode : int {
   kDeadlock = 3,     // the task graph has a dependence cycle
   kOutputError = 4,  // an output file could not be written
   kOutOfMemory = 5,  // the task graph does not fit in memory
+  kNoAnswer = 6,     // a search in which no plan fits, a sweep in which no run simulated
 };
 
 // Each registers its subcommand; the subcommand's callback runs the command.

@@ -1,0 +1,110 @@
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "detail/config_fields.hpp"
+#include "perflow/core/did_you_mean.hpp"
+#include "perflow/study/config_schema.hpp"
+
+namespace perflow::study {
+namespace {
+
+using detail::Field;
+using detail::FieldKind;
+using detail::Section;
+
+// RFC 6901: a token's "~1" is '/', its "~0" is '~'.
+std::vector<std::string> pointer_tokens(std::string_view pointer) {
+  std::vector<std::string> tokens;
+  if (pointer.empty()) return tokens;
+  for (std::string_view rest = pointer.substr(1);;) {
+    const std::size_t slash = rest.find('/');
+    std::string token;
+    for (std::size_t i = 0; i < rest.substr(0, slash).size(); ++i) {
+      if (rest[i] == '~' && i + 1 < rest.size()) {
+        token += rest[i + 1] == '1' ? '/' : '~';
+        ++i;
+      } else {
+        token += rest[i];
+      }
+    }
+    tokens.push_back(std::move(token));
+    if (slash == std::string_view::npos) break;
+    rest = rest.substr(slash + 1);
+  }
+  return tokens;
+}
+
+std::string escaped(std::string_view token) {
+  std::string out;
+  for (char c : token) out += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
+  return out;
+}
+
+bool is_index(std::string_view token) {
+  if (token == "-") return true;
+  if (token.empty() || (token.size() > 1 && token.front() == '0')) return false;
+  for (char c : token) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
+// Fields whose value may be an array (a stage range, an order, layers per position): an
+// index below them names an element.
+bool may_be_array(FieldKind kind) {
+  return kind == FieldKind::StageRange || kind == FieldKind::Order || kind == FieldKind::LayerSplit;
+}
+
+}  // namespace
+
+std::string config_pointer_problem(std::string_view pointer) {
+  const std::vector<std::string> tokens = pointer_tokens(pointer);
+  const Section* section = &detail::kConfigSection;
+  const Field* leaf = nullptr;  // the field reached when it holds no object
+  std::string walked;
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    const std::string& token = tokens[i];
+    if (leaf != nullptr) {
+      if (may_be_array(leaf->kind) && is_index(token)) continue;
+      return fmt::format("{} holds a value, not an object: it has no member '{}'", walked, token);
+    }
+    const Field* field = nullptr;
+    std::vector<std::string> keys;
+    for (std::string_view key : section->keys()) {
+      keys.emplace_back(key);
+      if (key == token) field = &section->field(key);
+    }
+    if (field == nullptr) {
+      return fmt::format("'{}' is not a key of {}{}", token,
+                         walked.empty() ? std::string("the config") : walked,
+                         did_you_mean_suffix(token, keys));
+    }
+    walked += '/' + escaped(token);
+    switch (field->kind) {
+      case FieldKind::Object:
+        section = field->section;
+        break;
+      case FieldKind::ObjectArray:
+      case FieldKind::ObjectMap:
+        // The next token picks an element (an index) or an entry (any name).
+        if (i + 1 < tokens.size()) {
+          ++i;
+          if (field->kind == FieldKind::ObjectArray && !is_index(tokens[i])) {
+            return fmt::format("{} is an array: expected an index, got '{}'", walked, tokens[i]);
+          }
+          walked += '/' + escaped(tokens[i]);
+        }
+        section = field->section;
+        break;
+      default:
+        leaf = field;
+        break;
+    }
+  }
+  return {};
+}
+
+}  // namespace perflow::study
