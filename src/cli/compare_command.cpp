@@ -108,7 +108,8 @@ void run_compare(const CompareOptions& options) {
     for (const Run& run : runs) {
       compared.push_back({run.file, describe_run(run.config, run.graph), run.graph,
                           run.result.trace, run.result.metrics,
-                          device_display(run.config, run.graph.device_count()).labels});
+                          device_display(run.config, run.graph.device_count()).labels,
+                          run.out_of_memory});
     }
     visualizer::write_comparison(options.output, compared, {});
   }

@@ -1,7 +1,9 @@
 #include "perflow/visualizer/comparison.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -43,7 +45,12 @@ struct BarMetric {
   std::string title;
   std::vector<double> values;
   std::vector<std::string> texts;
+  /// Per run, the scale its bar is drawn on; runs on different scales are not compared.
+  std::vector<std::size_t> scale_of = {};
 };
+
+// format_memory's convention: amounts below 10,000 are activation units, above are bytes.
+constexpr double kSmallestBytes = 1e4;
 
 std::vector<BarMetric> bar_metrics(std::span<const ComparedRun> runs) {
   std::vector<BarMetric> metrics{
@@ -56,6 +63,16 @@ std::vector<BarMetric> bar_metrics(std::span<const ComparedRun> runs) {
     metrics[1].texts.push_back(fmt::format("{:.2f}%", m.bubble_ratio * 100));
     metrics[2].values.push_back(peak_memory(m));
     metrics[2].texts.push_back(format_memory(peak_memory(m)));
+  }
+  for (BarMetric& metric : metrics) metric.scale_of.assign(runs.size(), 0);
+  // Activation units and bytes on one axis would compare 4 with 24 GB: draw them apart.
+  BarMetric& memory = metrics[2];
+  const auto in_bytes = [](double v) { return v >= kSmallestBytes; };
+  const auto in_units = [](double v) { return v > 0 && v < kSmallestBytes; };
+  if (std::any_of(memory.values.begin(), memory.values.end(), in_bytes) &&
+      std::any_of(memory.values.begin(), memory.values.end(), in_units)) {
+    memory.title += " (activation units and bytes: not compared)";
+    for (std::size_t i = 0; i < runs.size(); ++i) memory.scale_of[i] = in_bytes(memory.values[i]) ? 1 : 0;
   }
   return metrics;
 }
@@ -147,7 +164,8 @@ std::string render_comparison(std::span<const ComparedRun> runs, const Compariso
     legend.layout(measure.get(), plot_width);
     set_font(measure.get(), kTextSize);
     for (const ComparedRun& run : runs) {
-      bar_names.push_back(fit(measure.get(), run.name, width * 0.3));
+      bar_names.push_back(fit(measure.get(), run.name, width * 0.3) +
+                          (run.out_of_memory ? "  (out of memory)" : ""));
       name_column = std::max(name_column, text_width(measure.get(), bar_names.back()));
     }
     measure.check();
@@ -193,6 +211,12 @@ std::string render_comparison(std::span<const ComparedRun> runs, const Compariso
           run.subtitle.empty() ? "" : "   ", format_duration(run.metrics.makespan),
           run.metrics.bubble_ratio * 100, format_memory(peak_memory(run.metrics)));
       show_text(cr, x, baseline, detail);
+      if (run.out_of_memory) {
+        const double after = x + text_width(cr, detail) + 10;  // in the detail's font
+        set_font(cr, kTextSize, true);
+        set_colour(cr, kHighlight);
+        show_text(cr, after, baseline, "OUT OF MEMORY");
+      }
       const double rows_top = top + kRunHeading;
       panels[i].draw(cr, scale, rows_top);
       draw_time_axis(cr, scale, rows_top + panels[i].height() + 4, false);
@@ -202,7 +226,7 @@ std::string render_comparison(std::span<const ComparedRun> runs, const Compariso
     set_font(cr, kTextSize);
     for (std::size_t i = 0; i < runs.size(); ++i) {
       const double row_top = bars_top + kBarHeadingLine + kBarRow * static_cast<double>(i);
-      set_colour(cr, kInk);
+      set_colour(cr, runs[i].out_of_memory ? kHighlight : kInk);
       show_text(cr, bars_x - 10 - text_width(cr, bar_names[i]), row_top + kBarHeight - 1.5,
                 bar_names[i]);
     }
@@ -212,8 +236,16 @@ std::string render_comparison(std::span<const ComparedRun> runs, const Compariso
       set_font(cr, kTextSize, true);
       set_colour(cr, kInk);
       show_text(cr, x0, bars_top + 11, metric.title);
-      const double best = *std::min_element(metric.values.begin(), metric.values.end());
-      const double top_value = *std::max_element(metric.values.begin(), metric.values.end());
+      // The best is the lowest of the runs that fit, on one scale; each scale has its top.
+      std::optional<double> best;
+      bool one_scale = true;
+      std::array<double, 2> top_value{0, 0};
+      for (std::size_t i = 0; i < runs.size(); ++i) {
+        const std::size_t k = metric.scale_of[i];
+        one_scale = one_scale && k == metric.scale_of[0];
+        top_value[k] = std::max(top_value[k], metric.values[i]);
+        if (!runs[i].out_of_memory && (!best || metric.values[i] < *best)) best = metric.values[i];
+      }
       set_font(cr, kTextSize);
       double widest_text = 0;
       for (const std::string& text : metric.texts) {
@@ -222,10 +254,12 @@ std::string render_comparison(std::span<const ComparedRun> runs, const Compariso
       const double bar_room = std::max(10.0, panel_width - widest_text - 8);
       for (std::size_t i = 0; i < runs.size(); ++i) {
         const double row_top = bars_top + kBarHeadingLine + kBarRow * static_cast<double>(i);
-        const double length = top_value > 0 ? metric.values[i] / top_value * bar_room : 0.0;
+        const double top = top_value[metric.scale_of[i]];
+        const double length = top > 0 ? metric.values[i] / top * bar_room : 0.0;
         fill_rect(cr, x0, row_top, bar_room, kBarHeight, kRowBackground);
         fill_rect(cr, x0, row_top, std::max(length, 0.5), kBarHeight, kBar);
-        const bool is_best = metric.values[i] == best && runs.size() > 1;
+        const bool is_best = one_scale && !runs[i].out_of_memory && best &&
+                             metric.values[i] == *best && runs.size() > 1;
         set_font(cr, kTextSize, is_best);
         set_colour(cr, kInk);
         show_text(cr, x0 + bar_room + 6, row_top + kBarHeight - 1.5, metric.texts[i]);

@@ -10,6 +10,10 @@ Over README.md and every docs/*.md page:
 And on the pages that hold them:
 - docs/report.md: its first JSON block equals the golden report of examples/1f1b.json
   wherever it shows a value ("..." in an array stands for the rest).
+- Tables of runs: a table right after a `<!-- check: runs -->` line links a config in each
+  row's first cell; its `step`, `throughput` and `MFU` cells are what `perflow simulate` of
+  that config reports (iteration_time_ns, tokens_per_s and model_tflops_per_gpu, mfu),
+  rounded as the table rounds them: a result that changes changes its table.
 - docs/cli.md: every `perflow <verb>` of its "## Synopsis" block is a verb `perflow --help`
   lists, and every listed verb is in the synopsis.
 
@@ -48,6 +52,8 @@ import subprocess
 import sys
 import tempfile
 
+from markdown_blocks import blocks
+
 perflow, source = os.path.abspath(sys.argv[1]), pathlib.Path(sys.argv[2]).resolve()
 pages = [source / "README.md"] + sorted((source / "docs").glob("*.md"))
 texts = {page: page.read_text() for page in pages}
@@ -62,30 +68,11 @@ def check(condition, message):
     else:
         failures.append(message)
         print("FAIL:", message)
+    return bool(condition)
 
 
 def name(page):
     return str(page.relative_to(source))
-
-
-def blocks(text):
-    """Fenced blocks: (language, first line number, lines, marker comment or None)."""
-    lines, found, i = text.splitlines(), [], 0
-    while i < len(lines):
-        opening = re.match(r"^(\s*)```(\S*)\s*$", lines[i])
-        if not opening:
-            i += 1
-            continue
-        indent, language, start, body = opening.group(1), opening.group(2), i + 1, []
-        i += 1
-        while i < len(lines) and not re.match(r"^\s*```\s*$", lines[i]):
-            body.append(lines[i][len(indent):] if lines[i].startswith(indent) else lines[i])
-            i += 1
-        before = [line for line in lines[:start - 1] if line.strip()]
-        marker = re.match(r"^\s*<!--\s*check:(.*?)-->\s*$", before[-1]) if before else None
-        found.append((language, start, body, marker.group(1).strip() if marker else None))
-        i += 1
-    return found
 
 
 def outside_blocks(text):
@@ -175,6 +162,62 @@ report_block = next("\n".join(body) for language, _, body, _ in blocks(texts[rep
 golden = json.loads((source / "tests/golden/simulate_1f1b_example/expected.out.report.json")
                     .read_text())
 matches(json.loads(report_block), golden, "")
+
+# Tables of runs.
+RUN_COLUMNS = {
+    "step": lambda r: f"{r['iteration_time_ns'] / 1e9:.2f} s",
+    "throughput": lambda r: (f"{r['tokens_per_s'] / 1000:.0f}k tokens/s, "
+                             f"{r['model_tflops_per_gpu']:.1f} TFLOP/s per GPU"),
+    "MFU": lambda r: f"{r['mfu'] * 100:.1f}%",
+}
+
+
+def run_tables(text):
+    """The tables after a `<!-- check: runs -->` line: (first line number, rows of cells)."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if not re.match(r"^\s*<!--\s*check:\s*runs\s*-->\s*$", line):
+            continue
+        j = i + 1
+        while j < len(lines) and not lines[j].strip():
+            j += 1
+        first, rows = j + 1, []
+        while j < len(lines) and lines[j].startswith("|"):
+            rows.append([cell.strip() for cell in lines[j].strip().strip("|").split("|")])
+            j += 1
+        yield first, rows
+
+
+with tempfile.TemporaryDirectory() as work:
+    for page in pages:
+        for first, rows in run_tables(texts[page]):
+            where = f"{name(page)}:{first}"
+            if not check(len(rows) > 2, f"{where}: `check: runs` needs a table after it"):
+                continue
+            header, body = rows[0], rows[2:]
+            columns = [k for k, cell in enumerate(header) if cell in RUN_COLUMNS]
+            check(columns, f"{where}: the table has none of the columns "
+                           f"{', '.join(RUN_COLUMNS)}")
+            for offset, cells in enumerate(body):
+                row_where = f"{name(page)}:{first + 2 + offset}"
+                link = re.search(r"\]\(([^)\s]+\.json)\)", cells[0])
+                if not check(link, f"{row_where}: the first cell links no config"):
+                    continue
+                report = pathlib.Path(work) / "report.json"
+                result = subprocess.run(
+                    [perflow, "simulate", str((page.parent / link.group(1)).resolve()),
+                     "--report", str(report)], capture_output=True, text=True)
+                if not check(result.returncode == 0,
+                             f"{row_where}: perflow simulate {link.group(1)} failed: "
+                             f"{result.stderr.strip()}"):
+                    continue
+                figures = json.loads(report.read_text())
+                for k in columns:
+                    expected = RUN_COLUMNS[header[k]](figures)
+                    check(k < len(cells) and cells[k] == expected,
+                          f"{row_where}: the {header[k]} cell says "
+                          f"'{cells[k] if k < len(cells) else ''}', perflow simulate "
+                          f"{link.group(1)} gives '{expected}'")
 
 # The synopsis.
 help_text = subprocess.run([perflow, "--help"], capture_output=True, text=True).stdout

@@ -82,5 +82,34 @@ TEST(Comparison, LongNamesAreCutInTheBarChart) {
   EXPECT_LT(bars[0].x0, 1600 * 0.4);
 }
 
+TEST(Comparison, AnOutOfMemoryRunIsMarked) {
+  const Simulated run = run_schedule("1f1b", 2, 4);
+  std::vector<ComparedRun> runs = {compared(run, "fits"), compared(run, "too big")};
+  EXPECT_EQ(count(render_comparison(runs, {}, ImageFormat::Svg), kHighlight), 0u);
+  runs[1].out_of_memory = true;
+  // Its heading's OUT OF MEMORY and its bar chart name, in the highlight colour.
+  EXPECT_GT(count(render_comparison(runs, {}, ImageFormat::Svg), kHighlight), 0u);
+}
+
+TEST(Comparison, ActivationUnitsAndBytesAreNotOnOneScale) {
+  // The same schedule in activation units (each F holds 1) and in bytes (each F 2 GB): both
+  // peaks span their bar's room, each on its own scale, not 4 beside 8 GB.
+  const Simulated units = run_schedule("1f1b", 2, 4);
+  Simulated bytes = run_schedule("1f1b", 2, 4);
+  for (auto& device : bytes.result.metrics.devices) device.peak_memory *= 2e9;
+  ASSERT_GT(units.result.metrics.devices[0].peak_memory, 0);
+  const std::vector<ComparedRun> runs = {compared(units, "units"), compared(bytes, "bytes")};
+  const auto bars = boxes_of(render_comparison(runs, {}, ImageFormat::Svg), kBar);
+  ASSERT_EQ(bars.size(), 3u * 2u);  // makespan, bubble ratio, memory; two runs each
+  EXPECT_DOUBLE_EQ(bars[4].x1 - bars[4].x0, bars[5].x1 - bars[5].x0);
+  // On one scale (both in bytes), the smaller peak has the shorter bar.
+  Simulated half = run_schedule("1f1b", 2, 4);
+  for (auto& device : half.result.metrics.devices) device.peak_memory *= 1e9;
+  const std::vector<ComparedRun> same = {compared(half, "half"), compared(bytes, "bytes")};
+  const auto same_bars = boxes_of(render_comparison(same, {}, ImageFormat::Svg), kBar);
+  ASSERT_EQ(same_bars.size(), 6u);
+  EXPECT_LT(same_bars[4].x1 - same_bars[4].x0, same_bars[5].x1 - same_bars[5].x0);
+}
+
 }  // namespace
 }  // namespace perflow::visualizer

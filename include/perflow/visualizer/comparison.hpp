@@ -21,6 +21,8 @@ struct ComparedRun {
   const Trace& trace;
   const simulator::Metrics& metrics;
   std::vector<std::string> device_labels = {};  ///< per device, as TimelineOptions has them
+  /// A device beyond its memory: the run is marked in its heading and bars, never "best".
+  bool out_of_memory = false;
 };
 
 struct ComparisonOptions {
@@ -33,7 +35,10 @@ struct ComparisonOptions {
 
 /// Several runs on one page: their timelines stacked on one time scale (the longest
 /// makespan spans the width, so shorter runs end early), then a bar chart of makespan,
-/// bubble ratio and peak activation memory, one bar per run. Deterministic.
+/// bubble ratio and peak activation memory, one bar per run, the best (lowest) of the runs
+/// that fit in bold. Memory below 10,000 is in activation units (units.hpp format_memory):
+/// when some runs are in units and others in bytes, the two are not drawn on one scale and
+/// the panel says so. Deterministic.
 std::string render_comparison(std::span<const ComparedRun> runs, const ComparisonOptions& options,
                               ImageFormat format);
 
