@@ -101,7 +101,8 @@ std::string html_table(const std::vector<explore::PlanResult>& plans) {
   std::string html = fmt::format(
       "<table><tr><th>rank</th><th>schedule</th><th>PP x TP x DP</th>{}<th>mbs x m</th>"
       "<th>chunks</th><th>recompute</th>{}<th>placement</th><th>layers</th><th>step time</th>"
-      "<th>tokens/s</th><th>MFU</th><th>peak memory</th></tr>\n",
+      "<th>tokens/s</th><th>MFU</th><th>peak memory (static + activations, fullest GPU)</th>"
+      "</tr>\n",
       ep ? "<th>EP</th>" : "", offload ? "<th>offload</th>" : "");
   for (std::size_t i = 0; i < plans.size(); ++i) {
     const explore::Plan& p = plans[i].plan;
@@ -132,8 +133,6 @@ std::string pareto_svg(const explore::SearchResult& result) {
   return visualizer::render_pareto_svg(points(result.pareto), points(result.best));
 }
 
-// One self-contained page: counts, the best plans, the Pareto chart, the winner's timeline
-// and where its step goes (compute, bubble, exposed communication).
 // Why a search has no answer: what pruned how many and how near the nearest plan came.
 std::string no_fit_reason(const explore::SearchResult& result) {
   const explore::SearchCounts& c = result.counts;
@@ -159,13 +158,16 @@ std::string no_fit_reason(const explore::SearchResult& result) {
   return why;
 }
 
+// One self-contained page: counts, the best plans, the Pareto chart, the winner's timeline
+// and where its step goes (compute, bubble, exposed communication).
 std::string html_report(const std::string& file, const explore::SearchResult& result) {
   const explore::SearchCounts& c = result.counts;
   std::string html = fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
       "<title>perflow search: {0}</title>\n<style>body{{font-family:sans-serif;margin:2em}}"
       "table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:2px 8px;"
-      "text-align:left}}</style></head><body>\n<h1>perflow search: {0}</h1>\n"
+      "text-align:left}}#timeline svg{{width:100%;height:auto}}</style></head><body>\n<h1>perflow "
+      "search: {0}</h1>\n"
       "<p id=\"counts\">{1} plans considered, {2} pruned ({3} by divisibility, {4} by "
       "memory), {5} simulated, {6} fit</p>\n",
       escape_html(file), c.considered, c.pruned_divisibility + c.pruned_memory,
@@ -182,8 +184,9 @@ std::string html_report(const std::string& file, const explore::SearchResult& re
   const EventGraph graph = build_graph(config);
   const simulator::SimulationResult run = simulate(config, graph);
   const simulator::Metrics& m = run.metrics;
-  // Per device: compute (busy), communication lane time up to the idle time, the rest
-  // bubble; the page shows the mean over devices.
+  // The figures perflow simulate prints, by its definitions: compute is the mean busy time,
+  // idle the bubble ratio (the mean of (makespan - busy) / makespan); of the idle, the link
+  // lanes' communication that it could hide at most.
   double busy = 0, exposed = 0;
   for (const simulator::DeviceMetrics& d : m.devices) {
     busy += double(d.busy);
@@ -191,19 +194,20 @@ std::string html_report(const std::string& file, const explore::SearchResult& re
   }
   const double n = double(std::max<std::size_t>(m.devices.size(), 1));
   const double total = double(m.makespan);
-  const double bubble = total - busy / n - exposed / n;
   html += fmt::format(
       "<h2>The winner</h2>\n<p>{}</p>\n<table id=\"breakdown\"><tr><th>step time</th><td>{}</td>"
-      "</tr><tr><th>compute</th><td>{} ({:.1f}%)</td></tr><tr><th>bubble</th><td>{} ({:.1f}%)</td>"
-      "</tr><tr><th>communication not overlapped (at most)</th><td>{} ({:.1f}%)</td></tr>"
-      "</table>\n<p>Per device, averaged over the {} devices. Communication is the time of "
-      "the link lanes (with simulation.lower_communication) that idle time could hide at "
-      "most; without lowering, waiting for transfers counts as bubble.</p>\n",
+      "</tr><tr><th>compute</th><td>{} ({:.2f}%)</td></tr><tr><th>idle (the bubble ratio)</th>"
+      "<td>{} ({:.2f}%)</td></tr><tr><th>of the idle, communication not overlapped (at most)"
+      "</th><td>{} ({:.2f}%)</td></tr><tr><th>peak memory (static + activations, fullest GPU)"
+      "</th><td>{}</td></tr></table>\n<p>Per device, averaged over the {} devices, as "
+      "<code>perflow simulate</code> reports them. Communication is the time of the link lanes "
+      "(with simulation.lower_communication) that idle time could hide at most; without "
+      "lowering, waiting for transfers is idle time.</p>\n",
       escape_html(config.description), format_duration(m.makespan),
       format_duration(static_cast<TimeNs>(busy / n)), 100 * busy / n / total,
-      format_duration(static_cast<TimeNs>(bubble)), 100 * bubble / total,
+      format_duration(static_cast<TimeNs>(m.bubble_ratio * total)), 100 * m.bubble_ratio,
       format_duration(static_cast<TimeNs>(exposed / n)), 100 * exposed / n / total,
-      m.devices.size());
+      format_memory(winner.outcome.peak_total_memory), m.devices.size());
   const DeviceDisplay display = device_display(config, config.pipeline.stages);
   visualizer::TimelineOptions style;
   style.title = config.description;

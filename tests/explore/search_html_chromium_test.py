@@ -1,7 +1,10 @@
 """perflow search --html loaded in headless Chromium: the page Chromium shows (its DOM after
 loading, with no network) has the counts, the ranked table and the Pareto front's table of
 `perflow search --format json`, the Pareto chart and the winner's timeline as SVG, and it
-renders to a screenshot. Exits 77 (skipped) when Chromium is not installed.
+renders to a screenshot. At 1400 px the page fits its width (no horizontal scrolling) and
+the winner's whole timeline is inside it; the winner's figures (step time, compute, idle,
+peak memory) are those `perflow simulate` reports for its config. Exits 77 (skipped) when
+Chromium is not installed.
 
 Usage: search_html_chromium_test.py PERFLOW SOURCE_DIR
 """
@@ -21,6 +24,12 @@ if chromium is None:
     sys.exit(77)
 search = os.path.join(source, "examples", "search_llama3_70b.json")
 failures = []
+MEASURE = """<script>
+const svg = document.querySelector("#timeline svg").getBoundingClientRect();
+document.body.insertAdjacentHTML("beforeend", '<pre id="measure">' + JSON.stringify({
+  scroll: document.documentElement.scrollWidth, inner: window.innerWidth,
+  left: svg.left, right: svg.right}) + "</pre>");
+</script>"""
 
 
 def check(ok, what):
@@ -80,6 +89,31 @@ with tempfile.TemporaryDirectory() as tmp:
              f"--user-data-dir={os.path.join(tmp, 'profile')}", "--window-size=1400,2400"]
     dom = subprocess.run([chromium, *flags, "--dump-dom", "file://" + page_path],
                          capture_output=True, text=True, timeout=120).stdout
+    # The layout Chromium gives the page at 1400 px, written into the DOM by a script added to
+    # a copy (the page itself has none).
+    with open(page_path) as f:
+        measured_page = f.read().replace("</body>", MEASURE + "</body>")
+    measured_path = os.path.join(tmp, "measured.html")
+    with open(measured_path, "w") as f:
+        f.write(measured_page)
+    layout_dom = subprocess.run([chromium, *flags, "--dump-dom", "file://" + measured_path],
+                                capture_output=True, text=True, timeout=120).stdout
+    layout = json.loads(layout_dom.split('<pre id="measure">')[-1].split("</pre>")[0])
+    check(layout["scroll"] <= layout["inner"],
+          f"the page is {layout['scroll']} px wide in a {layout['inner']} px window")
+    check(0 <= layout["left"] and layout["right"] <= layout["inner"],
+          f"the timeline spans {layout['left']}..{layout['right']} px of {layout['inner']}")
+    # The winner's figures, by perflow simulate.
+    config = os.path.join(tmp, "winner.json")
+    with open(config, "w") as f:
+        json.dump(plans["best"][0]["config"], f)
+    summary = subprocess.run([perflow, "simulate", config, "--report", os.path.join(tmp, "r.json")],
+                             capture_output=True, text=True, check=True).stdout
+    with open(os.path.join(tmp, "r.json")) as f:
+        report = json.load(f)
+    makespan = summary.split("makespan", 1)[1].split()[0]
+    bubble = summary.split("bubble ratio", 1)[1].split()[0]
+    peak = max(d["peak_total_memory"] for d in report["devices"])
     shot = os.path.join(tmp, "shot.png")
     subprocess.run([chromium, *flags, f"--screenshot={shot}", "file://" + page_path],
                    capture_output=True, timeout=120)
@@ -103,6 +137,13 @@ with tempfile.TemporaryDirectory() as tmp:
                   f"{plan['pipeline']}x{plan['tensor_parallel']}x{plan['data_parallel']}",
                   f"{name} degrees {shown}")
             check(shown.get("recompute") == plan["recompute"], f"{name} recompute {shown}")
+    breakdown = {row[0]: row[1] for row in page.tables[2] if len(row) == 2}
+    check(breakdown.get("step time") == makespan,
+          f"winner's step time {breakdown.get('step time')!r}, simulate's {makespan!r}")
+    idle = breakdown.get("idle (the bubble ratio)", "")
+    check(idle.endswith(f"({bubble})"), f"winner's idle {idle!r}, simulate's bubble {bubble!r}")
+    check(breakdown.get("peak memory (static + activations, fullest GPU)") == f"{peak / 1e9:.1f}GB",
+          f"winner's peak {breakdown}, simulate's {peak}")
     check(page.svgs >= 2, f"expected the Pareto chart and the timeline, got {page.svgs} SVGs")
     check(page.circles >= len(plans["pareto"]), f"{page.circles} points for {len(plans['pareto'])}")
     check(not page.links, f"the page loads something: {page.links[:3]}")
