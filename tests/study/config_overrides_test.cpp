@@ -7,6 +7,7 @@
 
 #include "perflow/core/error.hpp"
 #include "perflow/study/config.hpp"
+#include "perflow/study/device_display.hpp"
 
 namespace perflow::study {
 namespace {
@@ -116,6 +117,25 @@ TEST(ConfigOverride, ParsedConfigHasTheOverriddenValues) {
   EXPECT_EQ(config.pipeline.chunks, 2u);
   EXPECT_EQ(config.pipeline.microbatches, 12u);
   EXPECT_EQ(config.pipeline.stages, 4u);
+}
+
+TEST(ConfigOverride, TheTitleSaysWhatWasChanged) {
+  nlohmann::json described = base();
+  described["description"] = "1F1B on 4 GPUs";
+  const std::vector<ConfigOverride> overrides = {parse_override("/pipeline/schedule=zb-h1"),
+                                                 parse_override("/pipeline/microbatches=12")};
+  const Config changed = parse_config(described, "c.json", overrides);
+  EXPECT_EQ(run_display(changed, build_graph(changed)).title,
+            "1F1B on 4 GPUs (with --set /pipeline/schedule=zb-h1, --set "
+            "/pipeline/microbatches=12)");
+  // Unchanged, a new description, or none: the title is the description or the schedule.
+  const Config as_written = parse_config(described, "c.json");
+  EXPECT_EQ(run_display(as_written, build_graph(as_written)).title, "1F1B on 4 GPUs");
+  const std::vector<ConfigOverride> retitled = {parse_override("/description=\"ZB-H1\"")};
+  const Config renamed = parse_config(described, "c.json", retitled);
+  EXPECT_EQ(run_display(renamed, build_graph(renamed)).title, "ZB-H1");
+  const Config plain = parse_config(base(), "c.json", overrides);
+  EXPECT_EQ(run_display(plain, build_graph(plain)).title, "zb-h1");
 }
 
 TEST(ConfigOverride, ErrorsAtAnOverriddenFieldSaySo) {
