@@ -1,7 +1,9 @@
 #include "perflow/visualizer/chart.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -31,6 +33,57 @@ constexpr Rgb kSeriesColours[] = {from_hex(0x0072B2), from_hex(0xD55E00), from_h
                                   from_hex(0x000000), from_hex(0x999999)};
 Rgb series_colour(std::size_t i) {
   return kSeriesColours[i % (sizeof(kSeriesColours) / sizeof(kSeriesColours[0]))];
+}
+
+// Per line, a dash pattern and a marker shape besides the colour: two lines that coincide
+// (equal makespans of two schedules) still show both.
+constexpr std::array<std::array<double, 2>, 4> kDashes = {
+    {{0, 0}, {6, 3}, {2, 2.5}, {9, 3}}};  // solid, dashed, dotted, long dashes
+enum class Marker { Circle, Square, Triangle, Diamond, Cross };
+constexpr std::size_t kMarkers = 5;
+
+void set_dash(cairo_t* cr, std::size_t series) {
+  const auto& dash = kDashes[series % kDashes.size()];
+  if (dash[0] == 0) {
+    cairo_set_dash(cr, nullptr, 0, 0);
+  } else {
+    cairo_set_dash(cr, dash.data(), 2, 0);
+  }
+}
+
+void draw_marker(cairo_t* cr, std::size_t series, double x, double y, double r) {
+  switch (static_cast<Marker>(series % kMarkers)) {
+    case Marker::Circle:
+      cairo_arc(cr, x, y, r, 0, 2 * M_PI);
+      break;
+    case Marker::Square:
+      cairo_rectangle(cr, x - r * 0.9, y - r * 0.9, r * 1.8, r * 1.8);
+      break;
+    case Marker::Triangle:
+      cairo_move_to(cr, x, y - r * 1.2);
+      cairo_line_to(cr, x + r * 1.1, y + r * 0.8);
+      cairo_line_to(cr, x - r * 1.1, y + r * 0.8);
+      cairo_close_path(cr);
+      break;
+    case Marker::Diamond:
+      cairo_move_to(cr, x, y - r * 1.3);
+      cairo_line_to(cr, x + r * 1.1, y);
+      cairo_line_to(cr, x, y + r * 1.3);
+      cairo_line_to(cr, x - r * 1.1, y);
+      cairo_close_path(cr);
+      break;
+    case Marker::Cross: {
+      const double a = r * 1.1;
+      cairo_set_line_width(cr, 1.6);
+      cairo_move_to(cr, x - a, y - a);
+      cairo_line_to(cr, x + a, y + a);
+      cairo_move_to(cr, x - a, y + a);
+      cairo_line_to(cr, x + a, y - a);
+      cairo_stroke(cr);
+      return;
+    }
+  }
+  cairo_fill(cr);
 }
 
 // Up to 8 ticks at 1, 2 or 5 x 10^k covering [low, high].
@@ -76,6 +129,21 @@ void check(const ChartData& chart) {
 }
 
 }  // namespace
+
+std::size_t usual_point_rows(const ChartData& chart) {
+  std::map<std::size_t, std::size_t> points_with;  // rows averaged -> points
+  for (const ChartSeries& series : chart.series) {
+    for (const ChartSeries::Point& p : series.points) ++points_with[p.rows];
+  }
+  std::size_t usual = 1, most = 0;
+  for (const auto& [rows, points] : points_with) {
+    if (points >= most) {
+      usual = rows;
+      most = points;
+    }
+  }
+  return usual;
+}
 
 std::string render_chart(const ChartData& chart, ImageFormat format) {
   check(chart);
@@ -133,9 +201,16 @@ std::string render_chart(const ChartData& chart, ImageFormat format) {
       const double x = kMargin + double(entry % 3) * (kWidth - 2 * kMargin) / 3;
       const double y = kMargin + kTitleSize + 10 + double(entry / 3) * kLegendRow;
       const Rgb c = series_colour(i);
-      fill_rect(cr, x, y + 4, 14, 3, c);
+      cairo_set_source_rgb(cr, c.r, c.g, c.b);
+      cairo_set_line_width(cr, 1.8);
+      set_dash(cr, i);
+      cairo_move_to(cr, x, y + 5.5);
+      cairo_line_to(cr, x + 22, y + 5.5);
+      cairo_stroke(cr);
+      cairo_set_dash(cr, nullptr, 0, 0);
+      draw_marker(cr, i, x + 11, y + 5.5, kMarker);
       cairo_set_source_rgb(cr, kInk.r, kInk.g, kInk.b);
-      show_text(cr, x + 20, y + 9, chart.series[i].name);
+      show_text(cr, x + 28, y + 9, chart.series[i].name);
       ++entry;
     }
 
@@ -195,6 +270,7 @@ std::string render_chart(const ChartData& chart, ImageFormat format) {
       const auto& points = chart.series[i].points;
       cairo_set_source_rgb(cr, c.r, c.g, c.b);
       cairo_set_line_width(cr, 1.8);
+      set_dash(cr, i);
       for (std::size_t k = 0; k < points.size(); ++k) {
         if (k == 0) {
           cairo_move_to(cr, x_of(points[k].x), y_of(points[k].y));
@@ -203,9 +279,25 @@ std::string render_chart(const ChartData& chart, ImageFormat format) {
         }
       }
       cairo_stroke(cr);
-      for (const ChartSeries::Point& p : points) {
-        cairo_arc(cr, x_of(p.x), y_of(p.y), kMarker, 0, 2 * M_PI);
-        cairo_fill(cr);
+      cairo_set_dash(cr, nullptr, 0, 0);
+      for (const ChartSeries::Point& p : points) draw_marker(cr, i, x_of(p.x), y_of(p.y), kMarker);
+    }
+    // Points that average another number of rows than most say how many.
+    const std::size_t usual = usual_point_rows(chart);
+    set_font(cr, kSmallLabelSize);
+    for (std::size_t i = 0; i < chart.series.size(); ++i) {
+      const Rgb c = series_colour(i);
+      cairo_set_source_rgb(cr, c.r, c.g, c.b);
+      for (const ChartSeries::Point& p : chart.series[i].points) {
+        if (p.rows == usual) continue;
+        // On a white patch: the label sits above the point, where lines may pass.
+        const std::string label = fmt::format("n={}", p.rows);
+        const double x = x_of(p.x) + kMarker + 2;
+        const double y = y_of(p.y) - kMarker - 4;
+        fill_rect(cr, x - 1, y - kSmallLabelSize, text_width(cr, label) + 2, kSmallLabelSize + 3,
+                  kWhite);
+        cairo_set_source_rgb(cr, c.r, c.g, c.b);
+        show_text(cr, x, y, label);
       }
     }
 

@@ -111,7 +111,7 @@ ChartData plot_chart(const TableView& table, const PlotRequest& request) {
   }
   for (std::size_t s = 0; s < chart.series.size(); ++s) {
     for (const auto& [at, total] : sums[s]) {
-      chart.series[s].points.push_back({at, total.first / double(total.second)});
+      chart.series[s].points.push_back({at, total.first / double(total.second), total.second});
     }
   }
   chart.caption = fmt::format("{} of {} rows plotted", rows.size(), table.rows.size());
@@ -119,8 +119,18 @@ ChartData plot_chart(const TableView& table, const PlotRequest& request) {
     chart.caption += fmt::format("; {} left out (an error or no {})", skipped, request.y);
   }
   if (most > 1) {
-    chart.caption +=
-        fmt::format("; a point is the mean of up to {} rows (other columns vary)", most);
+    const std::size_t usual = usual_point_rows(chart);
+    if (usual == 1) {
+      chart.caption += "; a point marked n=K is the mean of K rows (other columns vary)";
+    } else {
+      const bool others =
+          std::any_of(chart.series.begin(), chart.series.end(), [&](const ChartSeries& s) {
+            return std::any_of(s.points.begin(), s.points.end(),
+                               [&](const ChartSeries::Point& p) { return p.rows != usual; });
+          });
+      chart.caption += fmt::format("; a point is the mean of {} rows (other columns vary){}", usual,
+                                   others ? ", one marked n=K of K" : "");
+    }
   }
   return chart;
 }

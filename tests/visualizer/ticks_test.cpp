@@ -87,8 +87,8 @@ TEST(PlotChart, AveragesRepeatedPointsAndLeavesOutErrors) {
                  {"/pipeline/microbatches", "makespan_ns", "/pipeline/schedule"});
   EXPECT_EQ(chart.title, "makespan_ns vs /pipeline/microbatches, by /pipeline/schedule");
   EXPECT_EQ(chart.caption,
-            "4 of 6 rows plotted; 2 left out (an error or no makespan_ns); a point is the mean "
-            "of up to 2 rows (other columns vary)");
+            "4 of 6 rows plotted; 2 left out (an error or no makespan_ns); a point marked n=K "
+            "is the mean of K rows (other columns vary)");
   EXPECT_EQ(chart.x_unit, ValueUnit::Plain);
   EXPECT_EQ(chart.y_unit, ValueUnit::Nanoseconds);
   ASSERT_EQ(chart.series.size(), 2u);
@@ -96,8 +96,12 @@ TEST(PlotChart, AveragesRepeatedPointsAndLeavesOutErrors) {
   ASSERT_EQ(chart.series[0].points.size(), 2u);
   EXPECT_EQ(chart.series[0].points[1].x, 8);
   EXPECT_EQ(chart.series[0].points[1].y, 44000000);
+  EXPECT_EQ(chart.series[0].points[0].rows, 1u);
+  EXPECT_EQ(chart.series[0].points[1].rows, 1u);
   ASSERT_EQ(chart.series[1].points.size(), 1u);
   EXPECT_EQ(chart.series[1].points[0].y, 21000000);
+  EXPECT_EQ(chart.series[1].points[0].rows, 2u);  // labelled n=2: the other points average 1
+  EXPECT_EQ(usual_point_rows(chart), 1u);
   EXPECT_TRUE(chart.categories.empty());
 }
 

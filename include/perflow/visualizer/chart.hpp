@@ -19,6 +19,7 @@ struct ChartSeries {
   struct Point {
     double x = 0;  ///< a number, or the index of a category
     double y = 0;
+    std::size_t rows = 1;  ///< how many rows it is the mean of
   };
   std::vector<Point> points;
 };
@@ -36,9 +37,16 @@ struct ChartData {
   std::string caption;  ///< under the plot: what was plotted and what was left out
 };
 
-/// The chart as the bytes of `format` (SVG, PNG or PDF); deterministic. Throws
+/// The chart as the bytes of `format` (SVG, PNG or PDF); deterministic. Each line has its
+/// own colour, dash pattern and marker shape (circle, square, triangle, diamond, ...), so
+/// lines that coincide stay apart; a point averaging another number of rows than most
+/// points of the chart is labelled with it ("n=3"). Throws
 /// std::invalid_argument for a chart with no point or a non-finite value.
 std::string render_chart(const ChartData& chart, ImageFormat format);
+
+/// The number of rows most of the chart's points average (ties: the larger); points of
+/// another number are labelled.
+std::size_t usual_point_rows(const ChartData& chart);
 
 /// What `perflow plot` (and Python's perflow.plot) charts from a table of sweep results:
 /// column `y` against column `x`, one line per value of column `by` ("": one line).
