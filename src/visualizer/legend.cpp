@@ -59,7 +59,7 @@ Legend::Legend(const KindsPresent& present) {
     Entry note;
     note.swatch = Swatch::None;
     note.muted = true;
-    note.text = fmt::format("shades: chunk 0 to {} (lighter = later)",
+    note.text = fmt::format("shades: chunk 0 to {}, left to right",
                             std::min(present.max_chunk, kMaxChunkSwatches - 1));
     entries_.push_back(std::move(note));
   }

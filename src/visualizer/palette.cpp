@@ -32,6 +32,8 @@ constexpr std::array<std::string_view, kTaskKindCount> kKindMeaning = {
     "iteration barrier", "recompute (forward again)", "copy to host",      "copy from host",
     "expert all-to-all"};
 
+}  // namespace
+
 double relative_luminance(Rgb c) {
   const auto linear = [](double v) {
     return v <= 0.04045 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4);
@@ -39,20 +41,39 @@ double relative_luminance(Rgb c) {
   return 0.2126 * linear(c.r) + 0.7152 * linear(c.g) + 0.0722 * linear(c.b);
 }
 
-}  // namespace
-
 std::string_view kind_meaning(TaskKind kind) {
   return kKindMeaning[static_cast<std::size_t>(kind)];
 }
 
-// Monotonic in the chunk, so "lighter = later chunk" reads at a glance (0.32, 0.49, 0.58, ...
-// of white).
+// Later chunks move away from the kind's colour monotonically (a fraction 1 - 0.55^chunk of
+// the way: 0.45, 0.70, 0.83, ...), in the direction with more room: towards white, at most
+// until a relative luminance of 0.55 so that a shade keeps a contrast of 1.5:1 with the
+// lane's grey, or half-way towards black. Mixing in white all the way made chunks 3 and 4 of
+// the light kinds (yellow R, orange B) vanish on the grey lane.
 Rgb task_colour(TaskKind kind, std::uint32_t chunk) {
   const Rgb base = kKindColour[static_cast<std::size_t>(kind)];
   if (chunk == 0) return base;
-  const double white = 0.7 * (1.0 - std::pow(0.55, static_cast<double>(chunk)));
-  return Rgb{base.r + (1.0 - base.r) * white, base.g + (1.0 - base.g) * white,
-             base.b + (1.0 - base.b) * white};
+  const auto mix = [&](Rgb to, double share) {
+    return Rgb{base.r + (to.r - base.r) * share, base.g + (to.g - base.g) * share,
+               base.b + (to.b - base.b) * share};
+  };
+  const auto distance = [&](Rgb to) {
+    return std::hypot(to.r - base.r, to.g - base.g, to.b - base.b);
+  };
+  constexpr double kLightest = 0.55;
+  constexpr double kDarkest = 0.5;  // of the way to black
+  // The most white that stays at or below kLightest (luminance grows with the share).
+  double low = 0, high = 0.7;
+  if (relative_luminance(mix(kWhite, high)) > kLightest) {
+    for (int i = 0; i < 30; ++i) {
+      const double mid = (low + high) / 2;
+      (relative_luminance(mix(kWhite, mid)) > kLightest ? high : low) = mid;
+    }
+    high = low;
+  }
+  const double far = 1.0 - std::pow(0.55, static_cast<double>(chunk));
+  if (high * distance(kWhite) >= kDarkest * distance(kInk)) return mix(kWhite, high * far);
+  return mix(kInk, kDarkest * far);
 }
 
 Rgb label_ink(Rgb background) { return label_ink(background, background); }

@@ -37,8 +37,13 @@ inline constexpr Rgb kHighlight = from_hex(0xC00000);
 std::string_view kind_meaning(TaskKind kind);
 
 /// The kind's colour (Okabe-Ito, safe for the common colour-vision deficiencies); chunk 0 is
-/// the kind's colour and each further chunk mixes in more white.
+/// the kind's colour and each further chunk moves further from it: lighter for dark kinds
+/// (never lighter than a 1.5:1 contrast with the lane's grey), darker for light ones.
+
 Rgb task_colour(TaskKind kind, std::uint32_t chunk);
+
+/// A colour's relative luminance (WCAG 2.x), 0 for black to 1 for white.
+double relative_luminance(Rgb c);
 
 /// White or dark ink, whichever has the higher WCAG contrast ratio on `background`.
 Rgb label_ink(Rgb background);
