@@ -2,10 +2,12 @@
 // config to measured costs (study::calibrate).
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "detail/commands.hpp"
+#include "detail/set_option.hpp"
 #include "detail/study.hpp"
 #include "perflow/study/calibrate.hpp"
 #include "perflow/study/config.hpp"
@@ -17,10 +19,11 @@ struct CalibrateOptions {
   std::string config;
   std::string measured;
   std::string format = "text";
+  std::vector<std::string> set;  // --set, on the config (not the measured costs)
 };
 
 void run_calibrate(const CalibrateOptions& options) {
-  const Config config = load_config(options.config);
+  const Config config = load_config(options.config, parse_overrides(options.set));
   const Config measured = load_config(options.measured);
   const Calibration calibration = calibrate(config, measured);
   fmt::print("{}", options.format == "json" ? calibration_json(calibration)
@@ -39,6 +42,7 @@ void add_calibrate_command(CLI::App& app) {
       ->required();
   cmd->add_option("--format", options->format, "text or json")
       ->check(CLI::IsMember({"text", "json"}));
+  add_set_option(*cmd, options->set);
   cmd->callback([options] { run_calibrate(*options); });
 }
 

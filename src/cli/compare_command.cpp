@@ -9,8 +9,10 @@
 
 #include "detail/commands.hpp"
 #include "detail/output_paths.hpp"
+#include "detail/set_option.hpp"
 #include "detail/study.hpp"
 #include "perflow/core/atomic_file.hpp"
+#include "perflow/core/csv.hpp"
 #include "perflow/core/units.hpp"
 #include "perflow/simulator/simulate.hpp"
 #include "perflow/study/config.hpp"
@@ -25,6 +27,7 @@ struct CompareOptions {
   std::vector<std::string> configs;
   std::string output;
   std::string format = "text";
+  std::vector<std::string> set;  // --set POINTER=VALUE, applied to every config
   OutputRules rules;
 };
 
@@ -39,7 +42,7 @@ struct Run {
   bool out_of_memory = false;
 };
 
-nlohmann::json to_json(const Run& run) {
+nlohmann::ordered_json to_json(const Run& run) {
   const parallel::PipelineSpec& p = run.config.pipeline;
   const simulator::Metrics& m = run.result.metrics;
   return {{"config", run.file},
@@ -55,6 +58,24 @@ nlohmann::json to_json(const Run& run) {
           {"peak_memory", run.peak_memory},
           {"peak_total_memory", run.peak_total_memory},
           {"out_of_memory", run.out_of_memory}};
+}
+
+// The JSON's fields as CSV columns, one row per config, for spreadsheets and pandas.
+std::string format_csv(const std::deque<Run>& runs) {
+  std::vector<std::string> columns;
+  const nlohmann::ordered_json first = to_json(runs.front());
+  for (const auto& [key, value] : first.items()) columns.push_back(key);
+  std::string out = csv_record(columns);
+  for (const Run& run : runs) {
+    const nlohmann::ordered_json row = to_json(run);
+    std::vector<std::string> cells;
+    for (const std::string& key : columns) {
+      const nlohmann::ordered_json& v = row.at(key);
+      cells.push_back(v.is_string() ? v.get<std::string>() : v.dump());
+    }
+    out += csv_record(cells);
+  }
+  return out;
 }
 
 std::string format_table(const std::deque<Run>& runs) {
@@ -92,7 +113,7 @@ void run_compare(const CompareOptions& options) {
   for (const std::string& file : options.configs) {
     Run& run = runs.emplace_back();
     run.file = file;
-    run.config = load_config(file);
+    run.config = load_config(file, parse_overrides(options.set));
     run.graph = build_graph(run.config);
     run.result = cli::simulate(run.config, run.graph);
     for (const simulator::DeviceMetrics& d : run.result.metrics.devices) {
@@ -115,9 +136,11 @@ void run_compare(const CompareOptions& options) {
   }
 
   if (options.format == "json") {
-    nlohmann::json list = nlohmann::json::array();
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const Run& run : runs) list.push_back(to_json(run));
-    fmt::print("{}\n", nlohmann::json{{"runs", list}}.dump(1));
+    fmt::print("{}\n", nlohmann::ordered_json{{"runs", list}}.dump(1));
+  } else if (options.format == "csv") {
+    fmt::print("{}", format_csv(runs));
   } else {
     fmt::print("{}", format_table(runs));
     if (!options.output.empty()) fmt::print("comparison written to {}\n", options.output);
@@ -138,8 +161,9 @@ void add_compare_command(CLI::App& app) {
                                 "format: .svg, .png or .pdf"));
   options->rules.add_options(*cmd);
   cmd->add_option("--format", options->format,
-                  "Standard output: a text table or the numbers as JSON")
-      ->check(CLI::IsMember({"text", "json"}));
+                  "Standard output: a text table, or the numbers as JSON or CSV")
+      ->check(CLI::IsMember({"text", "json", "csv"}));
+  add_set_option(*cmd, options->set);
   cmd->callback([options] { run_compare(*options); });
 }
 

@@ -9,6 +9,7 @@
 #include "detail/commands.hpp"
 #include "detail/output_paths.hpp"
 #include "detail/profile_input.hpp"
+#include "detail/set_option.hpp"
 #include "detail/study.hpp"
 #include "detail/timeline_output.hpp"
 #include "perflow/core/atomic_file.hpp"
@@ -27,6 +28,7 @@ struct CompareMeasuredOptions {
   TimelineOutput timeline;
   OutputRules rules;
   std::string format = "text";
+  std::vector<std::string> set;  // --set POINTER=VALUE on the config
 };
 
 void run_compare_measured(const CompareMeasuredOptions& options) {
@@ -37,7 +39,7 @@ void run_compare_measured(const CompareMeasuredOptions& options) {
   inputs.insert(inputs.begin(), {"the config", options.config});
   check_output_paths(inputs, {&output, 1}, options.rules);
 
-  const Config config = load_config(options.config);
+  const Config config = load_config(options.config, parse_overrides(options.set));
   const EventGraph graph = build_graph(config);
   const simulator::SimulationResult predicted = cli::simulate(config, graph);
   const parallel::PipelineSpec& p = config.pipeline;
@@ -73,6 +75,7 @@ void add_compare_measured_command(CLI::App& app) {
   options->timeline.add_options(*cmd,
                                 "both timelines, predicted above measured, on one time scale");
   options->rules.add_options(*cmd);
+  add_set_option(*cmd, options->set);
   cmd->add_option("--format", options->format,
                   "Standard output: a text comparison or the same numbers as JSON")
       ->check(CLI::IsMember({"text", "json"}));

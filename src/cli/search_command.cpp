@@ -227,8 +227,8 @@ std::string html_report(const std::string& file, const explore::SearchResult& re
 }
 
 void run_search_command(const SearchOptions& options) {
-  if (options.format != "text" && options.format != "json") {
-    throw Error(fmt::format("--format '{}': expected text or json", options.format));
+  if (options.format != "text" && options.format != "json" && options.format != "csv") {
+    throw Error(fmt::format("--format '{}': expected text, json or csv", options.format));
   }
   {
     const InputFile inputs[] = {{"the search", options.file}};
@@ -250,8 +250,8 @@ void run_search_command(const SearchOptions& options) {
   if (!options.output.empty()) files.emplace_back(options.output, json);
   if (!options.html.empty()) files.emplace_back(options.html, html);
   write_files_atomically(files);
-  if (options.format == "json") {
-    fmt::print("{}", json);
+  if (options.format == "json" || options.format == "csv") {
+    fmt::print("{}", options.format == "json" ? json : explore::search_result_csv(result));
     if (result.best.empty()) throw_no_fit(options.file, result);
     return;
   }
@@ -287,7 +287,8 @@ void add_search_command(CLI::App& app) {
                                 "Write one self-contained page: the ranked plans, the Pareto "
                                 "chart and the winner's timeline and breakdown"));
   options->rules.add_options(*cmd);
-  cmd->add_option("--format", options->format, "Output: text (default) or json");
+  cmd->add_option("--format", options->format,
+                  "Output: text (default), json, or csv (the best and Pareto plans, one a row)");
   cmd->add_option("--jobs", options->jobs, "Threads to run on (default: every core)")
       ->check(CLI::Range(1u, 4096u));
   cmd->callback([options] { run_search_command(*options); });

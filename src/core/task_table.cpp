@@ -18,6 +18,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "perflow/core/csv.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/core/huge_page_allocator.hpp"
 
@@ -46,18 +47,6 @@ bool has_microbatch(TaskKind kind) {
 }
 bool has_chunk_and_stage(TaskKind kind) {
   return kind != TaskKind::Optimizer && kind != TaskKind::Sync;
-}
-
-/// A CSV field, quoted per RFC 4180 if it holds a comma, a quote or a line break.
-std::string csv_field(std::string_view text) {
-  if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
-  std::string out = "\"";
-  for (const char c : text) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  out += '"';
-  return out;
 }
 
 /// A JSON string literal (escaped by nlohmann; invalid UTF-8 replaced, never thrown).

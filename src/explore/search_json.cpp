@@ -1,13 +1,17 @@
-// A search's result as JSON: what `perflow search -o PLANS.json` writes and Python's
-// perflow.search returns, from one function so the two cannot drift apart.
+// A search's result as data: the JSON `perflow search -o PLANS.json` writes and Python's
+// perflow.search returns, and its plans as CSV (`--format csv`), from one function so that
+// they cannot drift apart.
 #include "perflow/explore/search_json.hpp"
 
 #include <cstddef>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "perflow/core/csv.hpp"
 
 namespace perflow::explore {
 namespace {
@@ -84,6 +88,33 @@ nlohmann::json search_result_json(const SearchResult& result) {
 }
 
 }  // namespace
+
+std::string search_result_csv(const SearchResult& result) {
+  const nlohmann::json document = search_result_json(result);
+  // The plan fields but the config, in plan_json's order (nlohmann::json sorts its keys).
+  const std::vector<std::string> fields = {
+      "rank",          "schedule",         "pipeline",         "tensor_parallel",
+      "data_parallel", "micro_batch_size", "microbatches",     "chunks",
+      "recompute",     "offload",          "expert_parallel",  "placement",
+      "layers",        "makespan_ns",      "bubble_ratio",     "tokens_per_s",
+      "mfu",           "peak_memory",      "peak_total_memory"};
+  std::vector<std::string> header = {"list"};
+  header.insert(header.end(), fields.begin(), fields.end());
+  std::string out = csv_record(header);
+  for (const char* list : {"best", "pareto"}) {
+    for (const nlohmann::json& plan : document.at(list)) {
+      std::vector<std::string> cells = {list};
+      for (const std::string& f : fields) {
+        const nlohmann::json& v = plan.at(f);
+        cells.push_back(v.is_null()     ? std::string()
+                        : v.is_string() ? v.get<std::string>()
+                                        : v.dump());
+      }
+      out += csv_record(cells);
+    }
+  }
+  return out;
+}
 
 std::string search_result_text(const SearchResult& result) {
   return search_result_json(result).dump(1) + "\n";

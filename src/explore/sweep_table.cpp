@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "perflow/core/csv.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/core/excerpt.hpp"
 #include "perflow/explore/csv_table.hpp"
@@ -49,20 +50,8 @@ std::string clean_text(std::string_view text) {
   return out;
 }
 
-// RFC 4180: a field with a comma, a quote or a line break is quoted, quotes doubled.
-void append_csv_field(std::string& out, std::string_view raw) {
-  const std::string field = clean_text(raw);
-  if (field.find_first_of(",\"\r\n") == std::string::npos) {
-    out += field;
-    return;
-  }
-  out += '"';
-  for (const char c : field) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  out += '"';
-}
+// RFC 4180 (core/csv.hpp), of the text made valid UTF-8 without control characters.
+void append_csv_field(std::string& out, std::string_view raw) { out += csv_field(clean_text(raw)); }
 
 // A value in a CSV cell: a string as itself, anything else as JSON.
 std::string cell_text(const nlohmann::json& value) {

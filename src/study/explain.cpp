@@ -115,4 +115,90 @@ std::string explain(const Config& config) {
   return out;
 }
 
+nlohmann::ordered_json explain_json(const Config& config) {
+  if (!config.model) {
+    throw ConfigError(config.file, "",
+                      "explain shows what /model derives; this config has no /model");
+  }
+  using Json = nlohmann::ordered_json;
+  const ModelPlan& plan = *config.model;
+  const model::Transformer& m = plan.transformer;
+  const model::Training& t = plan.training;
+  Json out;
+  out["model"] = {{"preset", plan.preset},
+                  {"layers", m.layers},
+                  {"hidden", m.hidden},
+                  {"ffn_hidden", m.ffn_hidden},
+                  {"heads", m.heads},
+                  {"kv_heads", m.kv_heads},
+                  {"vocab", m.vocab},
+                  {"sequence", m.sequence},
+                  {"mlp", model::to_string(m.mlp)},
+                  {"tied_embeddings", m.tied_embeddings},
+                  {"parameters", m.parameters()},
+                  {"experts", m.experts},
+                  {"top_k", m.top_k},
+                  {"shared_experts", m.shared_experts}};
+  out["training"] = {{"micro_batch_size", t.micro_batch_size},
+                     {"global_batch_size", t.global_batch_size},
+                     {"microbatches", config.pipeline.microbatches},
+                     {"precision", model::to_string(t.precision)},
+                     {"recompute", model::to_string(t.recompute)},
+                     {"sequence_parallel", t.sequence_parallel},
+                     {"distributed_optimizer", t.distributed_optimizer},
+                     {"flash_attention", t.flash_attention}};
+  out["layout"] = {{"tensor_parallel", config.tensor_parallel},
+                   {"pipeline", config.pipeline.stages},
+                   {"data_parallel", config.data_parallel.degree},
+                   {"expert_parallel", config.expert_parallel},
+                   {"chunks", config.pipeline.chunks},
+                   {"split", plan.split}};
+  Json positions = Json::array();
+  const std::uint32_t chunks = config.pipeline.chunks;
+  const auto recompute = static_cast<std::size_t>(t.recompute);
+  for (std::uint32_t s = 0; s < config.pipeline.stages; ++s) {
+    for (std::uint32_t c = 0; c < chunks; ++c) {
+      const model::PositionCosts& p = plan.positions[std::size_t{s} * chunks + c];
+      Json operators = Json::array();
+      for (const model::OperatorTime& op : p.operators) {
+        operators.push_back({{"name", op.name},
+                             {"forward_ns", op.seconds[model::kForward] * 1e9},
+                             {"backward_ns", op.seconds[model::kBackward] * 1e9},
+                             {"weight_ns", op.seconds[model::kWeight] * 1e9},
+                             {"forward_flops", op.flops[model::kForward]}});
+      }
+      // Durations of a stage whose GPU is unknown come from /costs, not the model: null.
+      const auto timed = [&](double x) { return plan.timed[s] ? Json(x) : Json(nullptr); };
+      positions.push_back({{"stage", s},
+                           {"chunk", c},
+                           {"device_type", config.devices[s].type},
+                           {"layers",
+                            {{"first", p.layers.first},
+                             {"count", p.layers.count},
+                             {"embedding", p.layers.embedding},
+                             {"head", p.layers.head}}},
+                           {"forward_ns", timed(p.forward_ns)},
+                           {"backward_ns", timed(p.backward_ns)},
+                           {"weight_ns", timed(p.weight_ns)},
+                           {"recompute_ns", timed(p.recompute_ns)},
+                           {"operators", plan.timed[s] ? operators : Json::array()},
+                           {"activation", p.activation},
+                           {"kept_activation", p.kept_activation[recompute]},
+                           {"backward_frees", p.backward_frees},
+                           {"weight_bytes", p.weight_bytes},
+                           {"gradient_bytes", p.gradient_bytes},
+                           {"optimizer_bytes", p.optimizer_bytes},
+                           {"boundary_bytes", p.boundary_bytes},
+                           {"tp_allreduces", p.tp_allreduces},
+                           {"tp_allreduce_bytes", p.tp_allreduce_bytes},
+                           {"dp_gradient_bytes", p.dp_gradient_bytes},
+                           {"optimizer_ns", timed(p.optimizer_ns)},
+                           {"a2a_per_pass", p.a2a_per_pass},
+                           {"a2a_bytes", p.a2a_bytes}});
+    }
+  }
+  out["positions"] = std::move(positions);
+  return out;
+}
+
 }  // namespace perflow::study

@@ -12,4 +12,9 @@ namespace perflow::explore {
 /// text.
 std::string search_result_text(const SearchResult& result);
 
+/// The plans of `best` then `pareto` as CSV (`perflow search --format csv`): a `list` column
+/// (best or pareto), then each plan's fields as in the JSON but its config; a field without a
+/// value (tokens_per_s without /model) is an empty cell.
+std::string search_result_csv(const SearchResult& result);
+
 }  // namespace perflow::explore
