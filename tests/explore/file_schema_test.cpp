@@ -109,13 +109,14 @@ TEST(FileFields, ParsersRefuseKeysOutsideTheTable) {
             }),
             "s.json:/zips: unknown key 'zips'; did you mean 'zip'? (valid keys here: $schema, "
             "description, base, axes, zip)");
-  EXPECT_EQ(error_of([] {
-              parse_sweep(nlohmann::json::parse(
-                              R"({"base": {}, "axes": {"/a": {"from": 1, "to": 2, "stp": 1}}})"),
-                          {"/a"}, "s.json", ".");
-            }),
-            "s.json:/axes/~1a/stp: unknown key 'stp'; did you mean 'step'? (valid keys here: "
-            "from, to, step)");
+  EXPECT_EQ(
+      error_of([] {
+        parse_sweep(nlohmann::json::parse(R"({"base": {}, "axes": {"/model/layers":
+                                                     {"from": 1, "to": 2, "stp": 1}}})"),
+                    {"/model/layers"}, "s.json", ".");
+      }),
+      "s.json:/axes/~1model~1layers/stp: unknown key 'stp'; did you mean 'step'? (valid keys here: "
+      "from, to, step)");
   const auto search = [](const std::string& extra) {
     return nlohmann::json::parse(
         R"({"base": {"model": {"preset": "gpt-1.7b"}, "training": {"global_batch_size": 8}},

@@ -66,8 +66,8 @@ with tempfile.TemporaryDirectory() as tmp:
               f"memory), {result['simulated']} simulated, {result['fit']} fit")
     check(counts in page, "the page's counts differ from the JSON's")
     check(page.count("<svg") == 2, "expected the Pareto chart and the timeline")
-    check(page.count("<tr>") == 1 + len(result["best"]) + 1 + len(result["pareto"]) + 4,
-          "expected a row per best plan, per Pareto plan and the breakdown's 4")
+    check(page.count("<tr>") == 1 + len(result["best"]) + 1 + len(result["pareto"]) + 5,
+          "expected a row per best plan, per Pareto plan and the breakdown's 5")
     links = set(re.findall(r"https?://[^\"'\s<>]*", page))
     check(links <= {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"},
           f"the page links {sorted(links)}")
