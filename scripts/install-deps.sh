@@ -11,12 +11,12 @@ packages=(
   g++ cmake make pkg-config
   libboost-graph-dev libfmt-dev nlohmann-json3-dev libcli11-dev
   libcairo2-dev fonts-dejavu-core
-  zlib1g-dev libsqlite3-dev libsimdjson-dev libre2-dev
+  zlib1g-dev libsqlite3-dev libsimdjson-dev libre2-dev libtomlplusplus-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-dev pybind11-dev python3-numpy python3-jsonschema
 )
 if [ "${1:-}" = "--test" ]; then
-  packages+=(slurm-wlm munge chromium python3-pytest clang-format)
+  packages+=(slurm-wlm munge chromium python3-pytest python3-pandas clang-format)
 fi
 
 missing=()

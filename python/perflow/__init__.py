@@ -20,7 +20,10 @@ Durations are nanoseconds (ints) or strings with a unit ("1315us"). Errors are
 a bad keyword argument is a ``perflow.OptionError`` whose ``.field`` names it.
 """
 
+import collections
 import json
+import os
+import shlex
 
 from . import _perflow
 from ._perflow import (KINDS, Calibration, Config, ConfigError, CostTable, CycleError, Error,
@@ -30,7 +33,7 @@ from ._perflow import (KINDS, Calibration, Config, ConfigError, CostTable, Cycle
                        build_schedule, filter, format_duration, format_memory, merge, remap,
                        scale, schedules, simulate_graph)
 from ._analysis import calibrate, compare_measured, explain, plot
-from ._explore import costs, costs_json, search, sweep
+from ._explore import CostsNote, costs, costs_json, search, sweep
 from ._source import source
 from ._source import text as _text
 from ._source import to_json as _to_json
@@ -40,8 +43,8 @@ __all__ = [
     "Explanation", "FormatError", "GemmFit", "Graph", "IoError", "Link", "MeasuredComparison",
     "OptionError", "Part", "Plot", "ProfileError", "ResourceError", "Run", "ScheduleError",
     "TaskCosts", "UnknownNameError", "build_schedule", "calibrate", "compare_measured",
-    "costs", "costs_json", "explain", "filter", "format_duration", "format_memory",
-    "load_config", "merge", "plot", "remap", "scale", "schedules", "search", "simulate",
+    "CostsNote", "costs", "costs_json", "explain", "filter", "format_duration", "format_memory",
+    "Imported", "import_megatron", "import_torchtitan", "load_config", "merge", "plot", "remap", "scale", "schedules", "search", "simulate",
     "simulate_graph", "simulate_json", "summary", "sweep",
 ]
 
@@ -100,3 +103,65 @@ def simulate(config, set=None):  # noqa: A002
 def summary(config, set=None):  # noqa: A002
     """The text summary ``perflow simulate CONFIG`` prints."""
     return load_config(config, set).simulate().summary()
+
+
+Imported = collections.namedtuple("Imported", ["config", "unknown", "warnings"])
+Imported.__doc__ = """What ``import_megatron`` and ``import_torchtitan`` return: ``config``, the
+config dict ``perflow import`` writes (``simulate(config)`` runs it); ``unknown``, the flags or
+keys not recognised, as written; ``warnings``, the settings whose feature PerFlow does not
+model, each naming the setting."""
+
+
+def _count(value, what):
+    """An optional count argument: None or a positive int."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{what}: expected an int, found {type(value).__name__}")
+    if value < 1 or value > 0xFFFFFFFF:
+        error = OptionError(f"{what}={value}: expected an integer >= 1")
+        error.field = what
+        raise error
+    return value
+
+
+def import_megatron(args=(), gpu=None, nodes=None, gpus_per_node=None, vocab=None,
+                    args_file=None):
+    """A config from Megatron-LM's command-line flags, as ``perflow import megatron`` writes it.
+
+    ``args`` is a list of words (``["--num-layers", "96", ...]``) or one string split as a
+    shell splits it; ``args_file`` a file of flags (a launch script's argument lines), read
+    first, so that ``args`` override it. ``gpu`` (a device preset) and ``nodes`` are what the
+    flags cannot say; ``gpus_per_node`` defaults to 8 (or torchrun's ``--nproc_per_node``),
+    ``vocab`` is the tokenizer's vocabulary when the flags give no ``--vocab-size``. Returns
+    an ``Imported`` (config, unknown, warnings); raises ``OptionError`` for a missing
+    ``gpu`` or ``nodes``, ``Error`` for a malformed flag.
+    """
+    if isinstance(args, str):
+        args = shlex.split(_text(args, "args"), comments=True)
+    elif not isinstance(args, (list, tuple)):
+        raise TypeError(f"args: expected a list of str or a str, found {type(args).__name__}")
+    words = []
+    source = ""
+    if args_file is not None:
+        words = list(_perflow._read_args_file(args_file))
+        if not args:
+            source = os.fsdecode(os.fspath(args_file))
+    words += [_text(a, "args") for a in args]
+    text, unknown, warnings = _perflow._import_megatron(
+        words, "" if gpu is None else _text(gpu, "gpu"), _count(nodes, "nodes"),
+        _count(gpus_per_node, "gpus_per_node"), _count(vocab, "vocab"), source)
+    return Imported(json.loads(text), list(unknown), list(warnings))
+
+
+def import_torchtitan(job, gpu=None, nodes=None, gpus_per_node=None):
+    """A config from a torchtitan job file (TOML), as ``perflow import torchtitan`` writes it.
+
+    ``job`` is the file's path; ``gpu``, ``nodes`` and ``gpus_per_node`` as for
+    ``import_megatron``. Returns an ``Imported`` (config, unknown keys, warnings); raises
+    ``FormatError`` for TOML that does not parse or a value of the wrong type.
+    """
+    text, unknown, warnings = _perflow._import_torchtitan(
+        job, "" if gpu is None else _text(gpu, "gpu"), _count(nodes, "nodes"),
+        _count(gpus_per_node, "gpus_per_node"))
+    return Imported(json.loads(text), list(unknown), list(warnings))

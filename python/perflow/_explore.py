@@ -12,6 +12,7 @@ is named as the keyword argument it is (``rank_stage='0-1'`` where the CLI says
 import json
 import numbers
 import os
+import warnings
 
 from . import _perflow
 from ._source import path, source, text
@@ -125,12 +126,22 @@ def costs_json(paths, preset=None, pattern=None, rank_stage=None, schedule=None,
     config is checked as ``perflow simulate`` checks it; a config the schedule refuses is
     named ``<costs>`` in the message, where the CLI names its output file.
     """
-    return _perflow._costs_json(
+    text, notes = _perflow._costs_json(
         _profiles(paths), _name(preset, "preset"), _name(pattern, "pattern"),
         _rank_stages(rank_stage), _name(schedule, "schedule"), _whole(stages, "stages"),
         _whole(microbatches, "microbatches"), _factor(scale, "scale"),
         _whole(layers_per_stage, "layers_per_stage"),
         _whole(profiled_layers, "profiled_layers"))
+    # The CLI's "notes:" (what was assumed, e.g. W treated as free): warnings, so that the
+    # return value stays the config text.
+    for note in notes:
+        warnings.warn(note, CostsNote, stacklevel=2)
+    return text
+
+
+class CostsNote(UserWarning):
+    """What ``perflow.costs`` assumed or could not measure: the notes ``perflow costs``
+    prints (``warnings.catch_warnings(record=True)`` collects them)."""
 
 
 def costs(paths, preset=None, pattern=None, rank_stage=None, schedule=None, stages=None,

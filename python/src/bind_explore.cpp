@@ -24,7 +24,8 @@ namespace {
 
 // `perflow costs`'s config text. A config the chosen schedule refuses is named "<costs>" in
 // the message, where the CLI names its -o file: from Python there is no file.
-std::string costs_json(const std::vector<std::string>& profiles, const std::string& preset,
+std::pair<std::string, std::vector<std::string>> costs_json(
+    const std::vector<std::string>& profiles, const std::string& preset,
                        const std::string& pattern, const std::vector<std::string>& rank_stage,
                        const std::string& schedule, std::optional<std::int64_t> stages,
                        std::optional<std::int64_t> microbatches, std::optional<double> scale,
@@ -38,7 +39,8 @@ std::string costs_json(const std::vector<std::string>& profiles, const std::stri
   request.scale = scale;
   request.layers_per_stage = layers_per_stage;
   request.profiled_layers = profiled_layers;
-  return reader::run_costs(request, "<costs>").text;
+  reader::CostsRun run = reader::run_costs(request, "<costs>");
+  return {std::move(run.text), std::move(run.notes)};
 }
 
 // A sweep from its file (as `perflow sweep` reads it: a base path is relative to the file)
@@ -82,8 +84,8 @@ void bind_explore(py::module_& m) {
   m.def("_costs_json", &costs_json, py::arg("profiles"), py::arg("preset"), py::arg("pattern"),
         py::arg("rank_stage"), py::arg("schedule"), py::arg("stages"), py::arg("microbatches"),
         py::arg("scale"), py::arg("layers_per_stage"), py::arg("profiled_layers"), released,
-        "The config `perflow costs PROFILE... -o FILE` writes to FILE, as text (\"\" or None: "
-        "not given)");
+        "The config `perflow costs PROFILE... -o FILE` writes to FILE, as text, and the notes "
+        "the CLI prints (\"\" or None: not given)");
   m.def("_sweep_jsonl", &sweep_jsonl, py::arg("source"), py::arg("file"), py::arg("is_path"),
         py::arg("axis_order"), py::arg("jobs"), released,
         "The JSON Lines `perflow sweep SWEEP --jsonl FILE` writes, for a sweep file or JSON text "

@@ -14,6 +14,7 @@
 
 #include "bindings.hpp"
 #include "perflow/core/error.hpp"
+#include "perflow/core/task_table.hpp"
 #include "perflow/core/units.hpp"
 #include "perflow/simulator/options.hpp"
 #include "perflow/study/device_display.hpp"
@@ -243,6 +244,54 @@ void bind_run(py::module_& m) {
           "The trace as read-only NumPy columns over the run's own memory (no copy), one row "
           "per task: device, lane, kind (an index into perflow.KINDS), microbatch, chunk, "
           "stage, start, end (ns). pandas.DataFrame(run.columns()) is a table of it")
+      .def(
+          "table",
+          [](const Run& r) {
+            // The CLI's --trace table, read back: the same names and the same empty fields.
+            const std::vector<TaskTableRow> rows = parse_task_table(
+                render_task_table(*r.graph, r.result.trace, TaskTableFormat::Jsonl),
+                TaskTableFormat::Jsonl, "the run's task table");
+            const auto optional = [](const std::optional<std::uint32_t>& v) {
+              return v ? py::object(py::int_(*v)) : py::object(py::none());
+            };
+            py::list device, lane, kind, microbatch, chunk, stage, iteration, start, end;
+            for (const TaskTableRow& row : rows) {
+              device.append(row.device);
+              lane.append(row.lane);
+              kind.append(std::string(to_string(row.kind)));
+              microbatch.append(optional(row.microbatch));
+              chunk.append(optional(row.chunk));
+              stage.append(optional(row.stage));
+              iteration.append(row.iteration);
+              start.append(row.start_ns);
+              end.append(row.end_ns);
+            }
+            py::dict table;
+            const py::list columns[] = {device, lane,      kind,  microbatch, chunk,
+                                        stage,  iteration, start, end};
+            for (std::size_t i = 0; i < kTaskTableColumns.size(); ++i) {
+              table[py::str(std::string(kTaskTableColumns[i]))] = columns[i];
+            }
+            return table;
+          },
+          "The --trace table as a dict of columns (lists), one row per task in the CLI's "
+          "order: device, lane, kind (F, B, W, ... by name), microbatch, chunk, stage (None "
+          "where the kind has none, as the CLI leaves them empty), iteration, start_ns, end_ns")
+      .def(
+          "to_pandas",
+          [](const py::object& self) {
+            py::module_ pandas;
+            try {
+              pandas = py::module_::import("pandas");
+            } catch (const py::error_already_set& e) {
+              if (!e.matches(PyExc_ImportError)) throw;
+              throw py::import_error(
+                  "Run.to_pandas needs pandas (Debian: python3-pandas); Run.table() gives the "
+                  "same columns as lists");
+            }
+            return pandas.attr("DataFrame")(self.attr("table")());
+          },
+          "Run.table() as a pandas.DataFrame (needs pandas)")
       .def(
           "report_json", [](const Run& r) { return report_text(r, "report_json"); },
           "The --report JSON text, byte for byte what `perflow simulate --report` writes")

@@ -100,5 +100,6 @@ void bind_graph(py::module_& m);
 void bind_run(py::module_& m);
 void bind_explore(py::module_& m);
 void bind_analysis(py::module_& m);
+void bind_import(py::module_& m);
 
 }  // namespace perflow::python

@@ -22,6 +22,7 @@ PYBIND11_MODULE(_perflow, m) {
   perflow::python::bind_study(m);
   perflow::python::bind_explore(m);
   perflow::python::bind_analysis(m);
+  perflow::python::bind_import(m);
   // The rule for the arguments the package checks in Python (perflow/_source.py).
   m.def(
       "_text",

@@ -3,6 +3,7 @@ byte, and the same error messages."""
 import json
 import re
 import subprocess
+import warnings
 
 import pytest
 
@@ -76,6 +77,20 @@ def test_costs_of_one_profile_with_a_preset(ddp, cli, tmp_path):
     assert costs_json(ddp, preset="ddp") == out.read_text()
     assert costs_json(str(ddp), preset="ddp") == out.read_text()
     assert costs((ddp,), preset="ddp")["parallelism"]["data_parallel"] == 2
+
+
+def test_costs_notes_are_the_cli_notes(ddp, cli, tmp_path):
+    out = tmp_path / "costs.json"
+    result = run_cli(cli, ["costs", ddp, "--preset", "ddp", "-o", out, "--format", "json"])
+    assert result.returncode == 0, result.stderr
+    expected = json.loads(result.stdout)["notes"]
+    assert expected  # the DDP profile's kernels have no message sizes: a note says so
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        config = costs(ddp, preset="ddp")
+    assert [str(w.message) for w in caught] == expected
+    assert all(w.category is perflow.CostsNote for w in caught)
+    assert config == json.loads(out.read_text())
 
 
 def test_costs_simulate_as_the_cli_file(pipelining, cli, tmp_path):

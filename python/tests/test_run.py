@@ -1,4 +1,5 @@
 """A Run from Python: its columns, metrics and pictures against what the CLI writes."""
+import csv
 import json
 import subprocess
 import sys
@@ -196,3 +197,23 @@ def test_threads_get_the_same_answers(source_dir):
         makespans = list(pool.map(lambda _: graph.simulate().makespan, range(8)))
     assert reports == [expected] * 4
     assert makespans == [makespan] * 8
+
+
+def test_table_is_the_cli_trace_table(source_dir, cli, tmp_path):
+    config = source_dir / "examples" / "heterogeneous_zbv.json"
+    run = perflow.load_config(config).simulate()
+    table = run.table()
+    subprocess.run([cli, "simulate", str(config), "--trace", "trace.csv"], check=True,
+                   capture_output=True, cwd=tmp_path)
+    with open(tmp_path / "trace.csv", newline="") as f:
+        rows = list(csv.reader(f))
+    assert list(table) == rows[0]
+    assert len(table["kind"]) == len(rows) - 1 == run.graph.task_count
+    for i, row in enumerate(rows[1:]):
+        shown = [table[c][i] for c in rows[0]]
+        # Names, not codes; None where the CLI leaves a field empty; integers as integers.
+        assert [("" if v is None else str(v)) for v in shown] == row, i
+    assert {"F", "B", "W"} <= set(table["kind"])
+    frame = run.to_pandas()
+    assert list(frame.columns) == rows[0] and len(frame) == run.graph.task_count
+    assert frame["end_ns"].max() == run.makespan

@@ -64,21 +64,38 @@ std::optional<std::string> unknown_option(const CLI::App& app, int argc, char** 
     if (c->check_name(argv[1])) command = c;
   }
   if (command == nullptr) return std::nullopt;
+  // A command of a command (`perflow import megatron`).
+  int first = 2;
+  std::string path = command->get_name();
+  if (argc > 2) {
+    for (const CLI::App* c : command->get_subcommands({})) {
+      if (c->check_name(argv[2])) {
+        command = c;
+        first = 3;
+        path += " " + c->get_name();
+      }
+    }
+  }
   std::vector<std::string> names;
   for (const CLI::App* owner : {command, &app}) {
     for (const CLI::Option* option : owner->get_options()) {
       for (const std::string& name : option->get_lnames()) names.push_back("--" + name);
     }
   }
-  for (int i = 2; i < argc; ++i) {
+  for (int i = first; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg == "--") break;
     if (!arg.starts_with("--")) continue;
     const std::string name(arg.substr(0, arg.find('=')));
     if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+    if (path == "import megatron") {
+      return fmt::format(
+          "unknown option '{}' for 'perflow import megatron'{}; Megatron-LM's flags go after "
+          "'--' (perflow import megatron --gpu GPU --nodes N -- {} ...)",
+          name, perflow::did_you_mean_suffix(name, names), name);
+    }
     return fmt::format("unknown option '{}' for 'perflow {}'{} (run 'perflow {} --help')", name,
-                       command->get_name(), perflow::did_you_mean_suffix(name, names),
-                       command->get_name());
+                       path, perflow::did_you_mean_suffix(name, names), path);
   }
   return std::nullopt;
 }
@@ -99,6 +116,7 @@ int run(int argc, char** argv) {
   add_measured_command(app);
   add_compare_measured_command(app);
   add_explain_command(app);
+  add_import_command(app);
   add_calibrate_command(app);
   add_devices_command(app);
   add_models_command(app);

@@ -31,5 +31,6 @@ void add_calibrate_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
 void add_search_command(CLI::App& app);
 void add_plot_command(CLI::App& app);
+void add_import_command(CLI::App& app);
 
 }  // namespace perflow::cli::detail

@@ -1,0 +1,344 @@
+#include "perflow/study/launch_import.hpp"
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "perflow/core/error.hpp"
+#include "perflow/core/option_error.hpp"
+#include "perflow/study/config.hpp"
+
+namespace perflow::study {
+namespace {
+
+const std::string kGolden = std::string(PERFLOW_SOURCE_DIR) + "/tests/golden/";
+
+ImportOptions on(std::string gpu, std::uint32_t nodes) {
+  ImportOptions options;
+  options.gpu = std::move(gpu);
+  options.nodes = nodes;
+  return options;
+}
+
+/// The smallest flags Megatron-LM accepts, plus `more`.
+std::vector<std::string> tiny(std::vector<std::string> more = {}) {
+  std::vector<std::string> args = {
+      "--num-layers", "4",    "--hidden-size",      "256", "--num-attention-heads", "8",
+      "--seq-length", "1024", "--micro-batch-size", "1",   "--vocab-size",          "1000",
+      "--bf16"};
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+nlohmann::json plain(const nlohmann::ordered_json& j) { return nlohmann::json::parse(j.dump()); }
+
+TimeNs makespan_of(const nlohmann::json& document) {
+  const Config config = parse_config(document, "imported.json");
+  return simulate(config, build_graph(config)).metrics.makespan;
+}
+
+std::string error_of(const std::vector<std::string>& args, const ImportOptions& options) {
+  try {
+    (void)import_megatron(args, options);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// The flags of Megatron-LM's published GPT-3 175B script with the SC'21 layout of
+// examples/gpt3_175b_a100.json (tp 8 x pp 8 x dp 16, 2 chunks, full recomputation, no
+// fused attention, overlapped gradient reduction): the example's config, but for the layer
+// split. Megatron-LM puts 96 / 16 = 6 layers in every chunk, the embedding and LM head on top
+// of the first and last; PerFlow's "balanced" counts each as a layer (Megatron-LM's
+// --account-for-*-in-pipeline-split, which 96 + 2 layers over 8 stages cannot take).
+TEST(MegatronImport, Gpt3LayoutIsTheExampleButForTheLayerSplit) {
+  std::vector<std::string> args =
+      read_args_file(kGolden + "import_megatron_gpt3_175b/gpt3_175b.args");
+  for (const char* flag :
+       {"--pipeline-model-parallel-size", "8", "--num-layers-per-virtual-pipeline-stage", "6",
+        "--recompute-granularity", "full", "--recompute-method", "uniform", "--attention-backend",
+        "unfused", "--overlap-grad-reduce"}) {
+    args.emplace_back(flag);
+  }
+  const ImportResult result = import_megatron(args, on("a100-80gb", 128));
+  EXPECT_EQ(result.config.dump(),
+            R"j({"description":"Megatron-LM flags on 128 x 8 a100-80gb (tp 8 x pp 8 x dp 16)",)j"
+            R"("model":{"preset":"gpt3-175b"},)"
+            R"("training":{"micro_batch_size":1,"global_batch_size":1536,"precision":"fp16",)"
+            R"("recompute":"full","flash_attention":false},"device":"a100-80gb",)"
+            R"("pipeline":{"schedule":"interleaved-1f1b","stages":8,"chunks":2,)"
+            R"("layers":[6,6,6,6,6,6,6,6,6,6,6,6,6,6,6,6]},)"
+            R"("parallelism":{"tensor_parallel":8,"data_parallel":16},)"
+            R"("network":{"devices_per_node":1}})");
+  EXPECT_TRUE(result.unknown.empty());
+  ASSERT_EQ(result.warnings.size(), 1u);
+  EXPECT_EQ(result.warnings[0].substr(0, 26), "--step-batch-size-schedule");
+
+  nlohmann::json imported = plain(result.config);
+  nlohmann::json example;
+  std::ifstream(std::string(PERFLOW_SOURCE_DIR) + "/examples/gpt3_175b_a100.json") >> example;
+  const TimeNs megatron_split = makespan_of(imported);
+  imported["pipeline"].erase("layers");
+  for (nlohmann::json* j : {&imported, &example}) {
+    j->erase("description");
+    j->erase("comment");
+  }
+  EXPECT_EQ(imported, example);
+  EXPECT_EQ(makespan_of(imported), makespan_of(example));
+  EXPECT_GT(megatron_split, 0);
+}
+
+// The published script as it is: tp 8 x pp 16 on 16 nodes leaves one data-parallel rank.
+TEST(MegatronImport, PublishedGpt3Script) {
+  const std::vector<std::string> args =
+      read_args_file(kGolden + "import_megatron_gpt3_175b/gpt3_175b.args");
+  const ImportResult result = import_megatron(args, on("a100-80gb", 16));
+  EXPECT_EQ(result.config["pipeline"].dump(),
+            R"({"schedule":"1f1b","stages":16,"layers":[6,6,6,6,6,6,6,6,6,6,6,6,6,6,6,6]})");
+  EXPECT_EQ(result.config["parallelism"].dump(),
+            R"({"tensor_parallel":8,"data_parallel":1,"overlap_grad_reduce":false})");
+  EXPECT_EQ(result.config["training"].dump(),
+            R"({"micro_batch_size":1,"global_batch_size":1536,"precision":"fp16",)"
+            R"("recompute":"none"})");
+}
+
+TEST(MegatronImport, ShapeFlagsAndDefaults) {
+  const ImportResult result = import_megatron(
+      tiny({"--swiglu", "--untie-embeddings-and-output-weights", "--group-query-attention",
+            "--num-query-groups=2", "--tensor-model-parallel-size=2", "--sequence-parallel"}),
+      on("h100-sxm", 1));
+  // SwiGLU's default inner size: 2/3 of 4h, a multiple of 64 (arguments.py); the vocabulary
+  // padded to a multiple of 128 x tp.
+  EXPECT_EQ(result.config["model"].dump(),
+            R"({"layers":4,"hidden":256,"ffn_hidden":640,"heads":8,"kv_heads":2,"vocab":1024,)"
+            R"("sequence":1024,"mlp":"swiglu","tied_embeddings":false})");
+  EXPECT_EQ(result.config["training"]["sequence_parallel"], true);
+  EXPECT_EQ(result.config["parallelism"]["data_parallel"], 4);
+  EXPECT_EQ(result.config["training"]["global_batch_size"], 4);  // micro x dp
+  EXPECT_EQ(result.config["network"]["devices_per_node"], 1);
+  EXPECT_TRUE(result.unknown.empty());
+  EXPECT_TRUE(result.warnings.empty());
+  // What `perflow simulate` accepts.
+  EXPECT_GT(makespan_of(plain(result.config)), 0);
+}
+
+TEST(MegatronImport, VocabularyPadding) {
+  const auto vocab = [](std::vector<std::string> more, std::optional<std::uint32_t> given = {}) {
+    std::vector<std::string> args = tiny(std::move(more));
+    args.erase(args.begin() + 10, args.begin() + 12);  // no --vocab-size
+    ImportOptions options = on("h100-sxm", 1);
+    options.vocab = given;
+    return import_megatron(args, options).config["model"]["vocab"].get<int>();
+  };
+  EXPECT_EQ(vocab({"--vocab-size", "50000", "--tensor-model-parallel-size", "4"}), 50176);
+  EXPECT_EQ(vocab({"--padded-vocab-size", "50000", "--tensor-model-parallel-size", "4"}), 50000);
+  EXPECT_EQ(vocab({"--vocab-file", "v.json", "--merge-file", "m.txt"}), 50304);  // GPT-2 BPE
+  EXPECT_EQ(vocab({"--vocab-size", "100", "--make-vocab-size-divisible-by", "64"}), 128);
+  EXPECT_EQ(vocab({"--tokenizer-type", "HuggingFaceTokenizer"}, 32000), 32000);
+  std::vector<std::string> args = tiny({"--tokenizer-type", "HuggingFaceTokenizer"});
+  args.erase(args.begin() + 10, args.begin() + 12);
+  try {
+    (void)import_megatron(args, on("h100-sxm", 1));
+    FAIL() << "no error";
+  } catch (const OptionError& e) {
+    EXPECT_EQ(e.field(), "vocab");
+  }
+}
+
+TEST(MegatronImport, UnknownFlagsAreListedAndLastValueWins) {
+  const ImportResult result = import_megatron(
+      tiny({"--frobnicate", "3", "--turbo", "--warp=9", "stray", "--num-layers", "8"}),
+      on("h100-sxm", 1));
+  EXPECT_EQ(result.unknown,
+            (std::vector<std::string>{"--frobnicate 3", "--turbo", "--warp=9", "stray"}));
+  EXPECT_EQ(result.config["model"]["layers"], 8);
+}
+
+TEST(MegatronImport, LackingFeaturesAreWarnings) {
+  const ImportResult result = import_megatron(
+      tiny({"--context-parallel-size", "2", "--tp-comm-overlap", "--num-query-groups", "2"}),
+      on("h100-sxm", 1));
+  ASSERT_EQ(result.warnings.size(), 3u);
+  EXPECT_EQ(result.warnings[0],
+            "--tp-comm-overlap: PerFlow does not overlap tensor-parallel communication with the "
+            "GEMMs");
+  EXPECT_EQ(result.warnings[1].substr(0, 26), "--context-parallel-size 2:");
+  EXPECT_EQ(result.warnings[2].substr(0, 21), "--num-query-groups 2:");
+  EXPECT_EQ(result.config["parallelism"]["data_parallel"], 4);  // 8 GPUs / cp 2
+}
+
+TEST(MegatronImport, MixtureOfExperts) {
+  const ImportResult result = import_megatron(
+      tiny({"--num-experts", "8", "--moe-router-topk", "2", "--moe-ffn-hidden-size", "128",
+            "--moe-shared-expert-intermediate-size", "128", "--moe-layer-freq", "([0]*1+[1]*3)",
+            "--expert-model-parallel-size", "4"}),
+      on("h100-sxm", 1));
+  EXPECT_EQ(result.config["model"].dump(),
+            R"({"layers":4,"hidden":256,"ffn_hidden":1024,"heads":8,"vocab":1024,)"
+            R"("sequence":1024,"mlp":"gelu","tied_embeddings":true,"experts":8,"top_k":2,)"
+            R"("expert_ffn_hidden":128,"shared_experts":1,"first_dense_layers":1})");
+  EXPECT_EQ(result.config["parallelism"]["expert_parallel"], 4);
+  EXPECT_GT(makespan_of(plain(result.config)), 0);
+}
+
+TEST(MegatronImport, InterleavedAndUnevenSplits) {
+  ImportResult result =
+      import_megatron(tiny({"--num-layers", "16", "--pipeline-model-parallel-size", "2",
+                            "--num-layers-per-virtual-pipeline-stage", "2",
+                            "--microbatch-group-size-per-virtual-pipeline-stage", "4"}),
+                      on("h100-sxm", 1));
+  EXPECT_EQ(result.config["pipeline"].dump(),
+            R"({"schedule":"interleaved-1f1b","stages":2,"chunks":4,"microbatch_group_size":4,)"
+            R"("layers":[2,2,2,2,2,2,2,2]})");
+  result = import_megatron(
+      tiny({"--num-layers", "10", "--pipeline-model-parallel-size", "4",
+            "--decoder-first-pipeline-num-layers", "1", "--decoder-last-pipeline-num-layers", "1"}),
+      on("h100-sxm", 1));
+  EXPECT_EQ(result.config["pipeline"]["layers"].dump(), "[1,4,4,1]");
+  result = import_megatron(
+      tiny({"--num-layers", "6", "--pipeline-model-parallel-size", "2",
+            "--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split"}),
+      on("h100-sxm", 1));
+  EXPECT_FALSE(result.config["pipeline"].contains("layers"));  // PerFlow's "balanced"
+}
+
+TEST(MegatronImport, TorchrunFlagsGiveTheWorld) {
+  // A pasted launch line: torchrun's --nproc_per_node and --nnodes stand in for
+  // gpus_per_node and nodes, which are not given.
+  ImportOptions options;
+  options.gpu = "h100-sxm";
+  const ImportResult result = import_megatron(
+      tiny({"torchrun", "--nproc_per_node", "4", "--nnodes", "2", "pretrain_gpt.py"}), options);
+  EXPECT_EQ(result.config["parallelism"]["data_parallel"], 8);
+  EXPECT_EQ(result.config["network"]["gpus_per_node"], 4);
+  EXPECT_TRUE(result.unknown.empty());
+}
+
+TEST(MegatronImport, Errors) {
+  EXPECT_EQ(error_of(tiny({"--tensor-model-parallel-size", "eight"}), on("h100-sxm", 1)),
+            "Megatron-LM flag --tensor-model-parallel-size: expected an integer >= 1, got "
+            "'eight'");
+  EXPECT_EQ(error_of(tiny({"--swiglu=yes"}), on("h100-sxm", 1)),
+            "Megatron-LM flag --swiglu: takes no value, got '--swiglu=yes'");
+  EXPECT_EQ(error_of(tiny({"--recompute-granularity", "most"}), on("h100-sxm", 1)),
+            "Megatron-LM flag --recompute-granularity: expected one of full, selective, got "
+            "'most'");
+  EXPECT_EQ(error_of(tiny({"--tensor-model-parallel-size", "3"}), on("h100-sxm", 1)),
+            "1 nodes x 8 GPUs = 8 GPUs is not a multiple of tensor x pipeline x context "
+            "parallel = 3 x 1 x 1 = 3 (--tensor-model-parallel-size, "
+            "--pipeline-model-parallel-size, --context-parallel-size)");
+  EXPECT_EQ(error_of(tiny({"--global-batch-size", "12"}), on("h100-sxm", 1)),
+            "global batch 12 is not a multiple of micro batch x data parallel = 1 x 8 = 8: "
+            "microbatches per step would not be whole (--global-batch-size, "
+            "--micro-batch-size)");
+  std::vector<std::string> no_layers = tiny();
+  no_layers.erase(no_layers.begin(), no_layers.begin() + 2);
+  EXPECT_EQ(error_of(no_layers, on("h100-sxm", 1)),
+            "the Megatron-LM flags do not give --num-layers, which Megatron-LM requires");
+  try {
+    (void)import_megatron(tiny(), ImportOptions{});
+    FAIL() << "no error";
+  } catch (const OptionError& e) {
+    EXPECT_EQ(e.field(), "gpu");
+  }
+  try {
+    ImportOptions options;
+    options.gpu = "h100-sxm";
+    (void)import_megatron(tiny(), options);
+    FAIL() << "no error";
+  } catch (const OptionError& e) {
+    EXPECT_EQ(e.field(), "nodes");
+  }
+  EXPECT_EQ(error_of(tiny(), on("h100", 1)),
+            "gpu 'h100': not a GPU preset; did you mean 'h200'? (presets: a100-40gb, a100-80gb, "
+            "h100-sxm, h100-pcie, h200, b200, mi250x, mi300x, mi325x)");
+}
+
+TEST(ArgsFile, SplitsAsAShell) {
+  const std::string path = ::testing::TempDir() + "/perflow_args_file_test.args";
+  std::ofstream(path) << "torchrun --nproc_per_node 8 \\\n  pretrain_gpt.py # the script\n"
+                         "--split '99,1,0' --data-path \"a b\"  # comment\n--fp16\n";
+  EXPECT_EQ(read_args_file(path),
+            (std::vector<std::string>{"torchrun", "--nproc_per_node", "8", "pretrain_gpt.py",
+                                      "--split", "99,1,0", "--data-path", "a b", "--fp16"}));
+  std::ofstream(path) << "--split '99,1\n";
+  EXPECT_THROW((void)read_args_file(path), Error);
+}
+
+constexpr const char* kLlama8b = R"(
+[model]
+name = "llama3"
+flavor = "8B"
+
+[training]
+local_batch_size = 2
+seq_len = 4096
+
+[parallelism]
+tensor_parallel_degree = 2
+pipeline_parallel_degree = 2
+pipeline_parallel_schedule = "Interleaved1F1B"
+pipeline_parallel_microbatch_size = 1
+
+[activation_checkpoint]
+mode = "full"
+
+[frobnicate]
+x = 1
+)";
+
+TEST(TorchtitanImport, JobFile) {
+  const ImportResult result = import_torchtitan_text(kLlama8b, "job.toml", on("h100-sxm", 2));
+  EXPECT_EQ(result.config.dump(),
+            R"j({"description":"torchtitan job job.toml on 2 x 8 h100-sxm (tp 2 x pp 2 x dp 4)",)j"
+            R"("model":{"preset":"llama3-8b","sequence":4096},)"
+            R"("training":{"micro_batch_size":1,"global_batch_size":8,"precision":"bf16",)"
+            R"("recompute":"full","sequence_parallel":true,"distributed_optimizer":true},)"
+            R"("device":"h100-sxm","pipeline":{"schedule":"interleaved-1f1b","stages":2,)"
+            R"("chunks":2},"parallelism":{"tensor_parallel":2,"data_parallel":4},)"
+            R"("network":{"devices_per_node":1}})");
+  EXPECT_EQ(result.unknown, (std::vector<std::string>{"[frobnicate]"}));
+  ASSERT_EQ(result.warnings.size(), 1u);  // FSDP
+  EXPECT_EQ(result.warnings[0].substr(0, 41), "[parallelism] data_parallel_shard_degree ");
+  EXPECT_GT(makespan_of(plain(result.config)), 0);
+}
+
+TEST(TorchtitanImport, Errors) {
+  const auto error = [](const std::string& toml) {
+    try {
+      (void)import_torchtitan_text(toml, "job.toml", on("h100-sxm", 1));
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error("[model]\nname = \"llama3\"\nflavor = \"debugmodel\"\n"),
+            "job.toml: [model] name 'llama3' flavor 'debugmodel' has no PerFlow model preset "
+            "(those with one: llama3 8B, llama3 70B, llama3 405B, deepseek_v3 671B); write "
+            "/model by hand");
+  EXPECT_EQ(error("[model]\nflavor = \"8B\"\n[parallelism]\ntensor_parallel_degree = \"8\"\n"),
+            "job.toml:line 4: [parallelism] tensor_parallel_degree: expected an integer >= 1, "
+            "got '8'");
+  // toml++ 3.3.0 would assert on these headers (tomlplusplus pull request 301).
+  EXPECT_EQ(error("[job]\n[ = \"tb\"\n"), "job.toml:line 2: a table header needs a key after '['");
+  EXPECT_EQ(error("[[[1]]]\n"), "job.toml:line 1: a table header needs a key after '['");
+  EXPECT_EQ(error("[training]\nseq_len = 1\xc3\xa9\n"),
+            "job.toml:line 2: a character outside ASCII outside a string or comment (TOML 1.0 "
+            "keys and values are ASCII)");
+  // Lines of a value that start with '[' are not headers; strings and comments may hold any
+  // character.
+  const ImportResult nested = import_torchtitan_text(
+      "\xEF\xBB\xBFx = [\n  [1, 2],\n  [{a = 1}], # [ = \xc3\xa9\n]\ns = \"\"\"\n[ = "
+      "\xc3\xa9\"\"\"\n"
+      "[model]\nflavor = \"8B\"\n",
+      "job.toml", on("h100-sxm", 1));
+  EXPECT_EQ(nested.unknown,
+            (std::vector<std::string>{"[s]", "[x]"}));  // sorted, as toml++ keeps keys
+  EXPECT_NE(error("[model\n").find("job.toml:line 1: "), std::string::npos);
+}
+
+}  // namespace
+}  // namespace perflow::study
