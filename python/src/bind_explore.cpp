@@ -25,12 +25,11 @@ namespace {
 // `perflow costs`'s config text. A config the chosen schedule refuses is named "<costs>" in
 // the message, where the CLI names its -o file: from Python there is no file.
 std::pair<std::string, std::vector<std::string>> costs_json(
-    const std::vector<std::string>& profiles, const std::string& preset,
-                       const std::string& pattern, const std::vector<std::string>& rank_stage,
-                       const std::string& schedule, std::optional<std::int64_t> stages,
-                       std::optional<std::int64_t> microbatches, std::optional<double> scale,
-                       std::optional<std::int64_t> layers_per_stage,
-                       std::optional<std::int64_t> profiled_layers) {
+    const std::vector<std::string>& profiles, const std::string& preset, const std::string& pattern,
+    const std::vector<std::string>& rank_stage, const std::string& schedule,
+    std::optional<std::int64_t> stages, std::optional<std::int64_t> microbatches,
+    std::optional<double> scale, std::optional<std::int64_t> layers_per_stage,
+    std::optional<std::int64_t> profiled_layers) {
   reader::CostsRequest request;
   request.profiles = {profiles, preset, pattern, rank_stage};
   request.schedule = schedule;

@@ -13,25 +13,12 @@
 #include "perflow/core/did_you_mean.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/core/excerpt.hpp"
+#include "perflow/core/json_pointer.hpp"
 
 namespace perflow {
 namespace {
 
 constexpr std::string_view kCommentKey = "comment";
-
-std::string escape_pointer_token(std::string_view key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
 
 std::string line_column(std::string_view text, std::size_t byte) {
   std::size_t line = 1;

@@ -20,33 +20,8 @@ nlohmann::json optional_number(const std::optional<double>& x) {
   return x ? nlohmann::json(*x) : nlohmann::json(nullptr);
 }
 
-nlohmann::json plan_json(const PlanResult& r, std::size_t rank) {
-  const Plan& p = r.plan;
-  return {{"rank", rank},
-          {"schedule", p.schedule},
-          {"pipeline", p.pipeline},
-          {"tensor_parallel", p.tensor_parallel},
-          {"data_parallel", p.data_parallel},
-          {"micro_batch_size", p.micro_batch_size},
-          {"microbatches", p.microbatches},
-          {"chunks", p.chunks},
-          {"recompute", p.recompute},
-          {"offload", p.offload},
-          {"expert_parallel", p.expert_parallel},
-          {"placement", p.placement},
-          {"layers", p.layers},
-          {"makespan_ns", r.outcome.makespan},
-          {"bubble_ratio", r.outcome.bubble_ratio},
-          {"tokens_per_s", optional_number(r.outcome.tokens_per_s)},
-          {"mfu", optional_number(r.outcome.mfu)},
-          {"peak_memory", r.outcome.peak_memory},
-          {"peak_total_memory", r.outcome.peak_total_memory},
-          {"config", p.config}};
-}
-
-// When no plan fits: the plan closest to fitting and by how much it misses.
-nlohmann::json miss_json(const NearestMiss& miss) {
-  const Plan& p = miss.plan;
+// What a plan chose, as both a ranked plan and the nearest miss show it.
+nlohmann::json choices_json(const Plan& p) {
   return {{"schedule", p.schedule},
           {"pipeline", p.pipeline},
           {"tensor_parallel", p.tensor_parallel},
@@ -59,11 +34,29 @@ nlohmann::json miss_json(const NearestMiss& miss) {
           {"expert_parallel", p.expert_parallel},
           {"placement", p.placement},
           {"layers", p.layers},
-          {"stage", miss.overshoot.device},
-          {"needed_memory", miss.overshoot.needed},
-          {"memory_capacity", miss.overshoot.capacity},
-          {"lower_bound", miss.lower_bound},
           {"config", p.config}};
+}
+
+nlohmann::json plan_json(const PlanResult& r, std::size_t rank) {
+  nlohmann::json out = choices_json(r.plan);
+  out["rank"] = rank;
+  out["makespan_ns"] = r.outcome.makespan;
+  out["bubble_ratio"] = r.outcome.bubble_ratio;
+  out["tokens_per_s"] = optional_number(r.outcome.tokens_per_s);
+  out["mfu"] = optional_number(r.outcome.mfu);
+  out["peak_memory"] = r.outcome.peak_memory;
+  out["peak_total_memory"] = r.outcome.peak_total_memory;
+  return out;
+}
+
+// When no plan fits: the plan closest to fitting and by how much it misses.
+nlohmann::json miss_json(const NearestMiss& miss) {
+  nlohmann::json out = choices_json(miss.plan);
+  out["stage"] = miss.overshoot.device;
+  out["needed_memory"] = miss.overshoot.needed;
+  out["memory_capacity"] = miss.overshoot.capacity;
+  out["lower_bound"] = miss.lower_bound;
+  return out;
 }
 
 nlohmann::json search_result_json(const SearchResult& result) {
@@ -91,7 +84,7 @@ nlohmann::json search_result_json(const SearchResult& result) {
 
 std::string search_result_csv(const SearchResult& result) {
   const nlohmann::json document = search_result_json(result);
-  // The plan fields but the config, in plan_json's order (nlohmann::json sorts its keys).
+  // The plan fields but the config, in the order of the docs (nlohmann::json sorts its keys).
   const std::vector<std::string> fields = {
       "rank",          "schedule",         "pipeline",         "tensor_parallel",
       "data_parallel", "micro_batch_size", "microbatches",     "chunks",

@@ -9,6 +9,7 @@
 
 #include "perflow/core/error.hpp"
 #include "perflow/core/excerpt.hpp"
+#include "perflow/core/json_pointer.hpp"
 
 namespace perflow::study {
 
@@ -53,20 +54,6 @@ ConfigOverride parse_override(std::string_view text) {
 
 namespace {
 
-// One reference token of a JSON pointer (RFC 6901), unescaped: ~1 is '/', ~0 is '~'.
-std::string unescape_token(std::string_view token) {
-  std::string out;
-  for (std::size_t i = 0; i < token.size(); ++i) {
-    if (token[i] == '~' && i + 1 < token.size()) {
-      out += token[i + 1] == '1' ? '/' : '~';
-      ++i;
-    } else {
-      out += token[i];
-    }
-  }
-  return out;
-}
-
 // An array index as RFC 6901 writes it: digits, no leading zero.
 std::optional<std::size_t> array_index(std::string_view token) {
   if (token.empty() || token.size() > 18 || (token.size() > 1 && token.front() == '0')) {
@@ -98,7 +85,7 @@ std::vector<std::string> apply_overrides(nlohmann::json& document,
     while (true) {
       const std::size_t slash = rest.find('/');
       const std::string_view raw = rest.substr(0, slash);
-      const std::string token = unescape_token(raw);
+      const std::string token = unescape_pointer_token(raw);
       const std::optional<std::size_t> index = array_index(token);
       if (at->is_null()) {
         if (index || token == "-") {

@@ -6,6 +6,7 @@
 
 #include "detail/config_fields.hpp"
 #include "perflow/core/did_you_mean.hpp"
+#include "perflow/core/json_pointer.hpp"
 #include "perflow/study/config_schema.hpp"
 
 namespace perflow::study {
@@ -15,32 +16,17 @@ using detail::Field;
 using detail::FieldKind;
 using detail::Section;
 
-// RFC 6901: a token's "~1" is '/', its "~0" is '~'.
+// The reference tokens of an RFC 6901 pointer, unescaped.
 std::vector<std::string> pointer_tokens(std::string_view pointer) {
   std::vector<std::string> tokens;
   if (pointer.empty()) return tokens;
   for (std::string_view rest = pointer.substr(1);;) {
     const std::size_t slash = rest.find('/');
-    std::string token;
-    for (std::size_t i = 0; i < rest.substr(0, slash).size(); ++i) {
-      if (rest[i] == '~' && i + 1 < rest.size()) {
-        token += rest[i + 1] == '1' ? '/' : '~';
-        ++i;
-      } else {
-        token += rest[i];
-      }
-    }
-    tokens.push_back(std::move(token));
+    tokens.push_back(unescape_pointer_token(rest.substr(0, slash)));
     if (slash == std::string_view::npos) break;
     rest = rest.substr(slash + 1);
   }
   return tokens;
-}
-
-std::string escaped(std::string_view token) {
-  std::string out;
-  for (char c : token) out += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
-  return out;
 }
 
 bool is_index(std::string_view token) {
@@ -82,7 +68,7 @@ std::string config_pointer_problem(std::string_view pointer) {
                          walked.empty() ? std::string("the config") : walked,
                          did_you_mean_suffix(token, keys));
     }
-    walked += '/' + escaped(token);
+    walked += '/' + escape_pointer_token(token);
     switch (field->kind) {
       case FieldKind::Object:
         section = field->section;
@@ -95,7 +81,7 @@ std::string config_pointer_problem(std::string_view pointer) {
           if (field->kind == FieldKind::ObjectArray && !is_index(tokens[i])) {
             return fmt::format("{} is an array: expected an index, got '{}'", walked, tokens[i]);
           }
-          walked += '/' + escaped(tokens[i]);
+          walked += '/' + escape_pointer_token(tokens[i]);
         }
         section = field->section;
         break;

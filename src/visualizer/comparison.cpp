@@ -72,7 +72,8 @@ std::vector<BarMetric> bar_metrics(std::span<const ComparedRun> runs) {
   if (std::any_of(memory.values.begin(), memory.values.end(), in_bytes) &&
       std::any_of(memory.values.begin(), memory.values.end(), in_units)) {
     memory.title += " (activation units and bytes: not compared)";
-    for (std::size_t i = 0; i < runs.size(); ++i) memory.scale_of[i] = in_bytes(memory.values[i]) ? 1 : 0;
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      memory.scale_of[i] = in_bytes(memory.values[i]) ? 1 : 0;
   }
   return metrics;
 }

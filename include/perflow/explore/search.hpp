@@ -109,9 +109,9 @@ struct NearestMiss {
 struct SearchResult {
   SearchCounts counts;
   std::optional<NearestMiss> nearest_miss;  ///< only when no plan fits
-  std::vector<PlanResult> best;       ///< the `top` fitting plans by step time
-  std::vector<PlanResult> pareto;     ///< step time vs peak total memory, fastest first
-  std::vector<PlanResult> simulated;  ///< every simulated plan, in enumeration order
+  std::vector<PlanResult> best;             ///< the `top` fitting plans by step time
+  std::vector<PlanResult> pareto;           ///< step time vs peak total memory, fastest first
+  std::vector<PlanResult> simulated;        ///< every simulated plan, in enumeration order
 };
 
 struct SearchOptions {
