@@ -46,10 +46,8 @@ Comparison compare(const ConfigPtr& config, const std::vector<std::string>& prof
   Comparison out;
   out.graph = std::make_shared<EventGraph>(study::build_graph(*config));
   out.predicted = study::simulate(*config, *out.graph);
-  const parallel::PipelineSpec& p = config->pipeline;
-  out.comparison =
-      reader::compare_measured(config->file, p.schedule, p.stages, p.microbatches,
-                               out.predicted.metrics, {profiles, preset, pattern, rank_stage});
+  out.comparison = reader::compare_measured(*config, *out.graph, out.predicted,
+                                            {profiles, preset, pattern, rank_stage});
   return out;
 }
 
@@ -63,6 +61,8 @@ std::string comparison_picture(const Comparison& c, visualizer::ImageFormat form
   };
   visualizer::ComparisonOptions drawing;
   drawing.title = "Predicted vs measured";
+  drawing.mark_best = false;
+  drawing.memory_bars = false;
   return visualizer::render_comparison(runs, drawing, format);
 }
 

@@ -42,9 +42,8 @@ void run_compare_measured(const CompareMeasuredOptions& options) {
   const Config config = load_config(options.config, parse_overrides(options.set));
   const EventGraph graph = build_graph(config);
   const simulator::SimulationResult predicted = cli::simulate(config, graph);
-  const parallel::PipelineSpec& p = config.pipeline;
-  const reader::MeasuredComparison comparison = reader::compare_measured(
-      options.config, p.schedule, p.stages, p.microbatches, predicted.metrics, options.profiles);
+  const reader::MeasuredComparison comparison =
+      reader::compare_measured(config, graph, predicted, options.profiles);
 
   if (format) {
     const reader::MeasuredTimeline& timeline = comparison.timeline;
@@ -56,6 +55,8 @@ void run_compare_measured(const CompareMeasuredOptions& options) {
     };
     visualizer::ComparisonOptions drawing;
     drawing.title = "Predicted vs measured";
+    drawing.mark_best = false;  // a check, not a contest
+    drawing.memory_bars = false;
     write_file_atomically(output.path, visualizer::render_comparison(runs, drawing, *format));
   }
   const std::string_view written = format ? output.path : std::string_view();

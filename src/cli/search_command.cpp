@@ -19,6 +19,7 @@
 #include "detail/commands.hpp"
 #include "detail/output_paths.hpp"
 #include "detail/progress_line.hpp"
+#include "detail/set_option.hpp"
 #include "detail/study.hpp"
 #include "perflow/core/atomic_file.hpp"
 #include "perflow/core/error.hpp"
@@ -44,6 +45,7 @@ struct SearchOptions {
   std::string html;  // --html report.html
   unsigned jobs = 0;
   OutputRules rules;
+  std::vector<std::string> set;  // --set POINTER=VALUE on the base config
 };
 
 // Whether any of the plans offloads: its column is shown then.
@@ -235,7 +237,7 @@ void run_search_command(const SearchOptions& options) {
     const OutputFile files[] = {{"-o", options.output}, {"--html", options.html}};
     check_output_paths(inputs, files, options.rules);
   }
-  const explore::Search search = explore::load_search(options.file);
+  const explore::Search search = explore::load_search(options.file, parse_overrides(options.set));
   explore::SearchOptions run;
   run.jobs = options.jobs;
   // Progress on a terminal, as sweep shows it: a large search weighs plans for minutes.
@@ -291,6 +293,7 @@ void add_search_command(CLI::App& app) {
                   "Output: text (default), json, or csv (the best and Pareto plans, one a row)");
   cmd->add_option("--jobs", options->jobs, "Threads to run on (default: every core)")
       ->check(CLI::Range(1u, 4096u));
+  add_set_option(*cmd, options->set);
   cmd->callback([options] { run_search_command(*options); });
 }
 

@@ -20,6 +20,7 @@
 #include "detail/commands.hpp"
 #include "detail/output_paths.hpp"
 #include "detail/progress_line.hpp"
+#include "detail/set_option.hpp"
 #include "perflow/core/atomic_file.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/explore/sweep.hpp"
@@ -36,6 +37,7 @@ struct SweepOptions {
   unsigned jobs = 0;               // 0: every core
   std::string shard;               // "I/N"
   std::string merge;               // --merge OUT
+  std::vector<std::string> set;    // --set POINTER=VALUE on the base config
 };
 
 // A slice of the runs: shard `index` of `count`.
@@ -179,7 +181,14 @@ void run_merge(const SweepOptions& options) {
 }
 
 void run_sweep_command(const SweepOptions& options) {
-  if (!options.merge.empty()) return run_merge(options);
+  if (!options.merge.empty()) {
+    if (!options.set.empty()) {
+      throw Error(
+          "--set changes the sweep's base config: it goes with running a sweep, not "
+          "with --merge (the parts' rows are already computed)");
+    }
+    return run_merge(options);
+  }
   if (options.files.size() != 1) {
     throw Error(
         fmt::format("expected one sweep file, got {} (to merge shards: perflow sweep "
@@ -212,7 +221,7 @@ void run_sweep_command(const SweepOptions& options) {
     const InputFile inputs[] = {{"the sweep", sweep_path}};
     check_output_paths(inputs, files);
   }
-  const explore::Sweep sweep = explore::load_sweep(sweep_path);
+  const explore::Sweep sweep = explore::load_sweep(sweep_path, parse_overrides(options.set));
   if (sweep.base_pointer.empty()) {
     const InputFile inputs[] = {{"the sweep's base config", sweep.base_file}};
     check_output_paths(inputs, files);
@@ -313,6 +322,7 @@ void add_sweep_command(CLI::App& app) {
                   "Run slice I of N (0 <= I < N); default: the Slurm job array's task, if any");
   cmd->add_option("--merge", options->merge,
                   "Merge the shards' result files (the positional files) into this file");
+  add_set_option(*cmd, options->set);
   cmd->callback([options] { run_sweep_command(*options); });
 }
 

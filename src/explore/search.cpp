@@ -20,6 +20,7 @@
 #include "perflow/model/training.hpp"
 #include "perflow/parallel/schedule_registry.hpp"
 #include "perflow/study/config.hpp"
+#include "perflow/study/config_schema.hpp"
 
 namespace perflow::explore {
 namespace {
@@ -378,9 +379,19 @@ Search parse_search(const nlohmann::json& document, const std::vector<std::strin
   return search;
 }
 
-Search load_search(const std::filesystem::path& path) {
+Search load_search(const std::filesystem::path& path,
+                   std::span<const study::ConfigOverride> base_overrides) {
   const std::string text = read_json_text(path);
-  const nlohmann::json document = parse_json_text(text, path.string());
+  nlohmann::json document = parse_json_text(text, path.string());
+  // --set on the base: the same fields of the search file's /base.
+  std::vector<study::ConfigOverride> in_base(base_overrides.begin(), base_overrides.end());
+  for (study::ConfigOverride& o : in_base) {
+    if (const std::string problem = study::config_pointer_problem(o.pointer); !problem.empty()) {
+      throw Error(fmt::format("--set '{}': '{}' is not a place in a config: {}", o.text, o.pointer,
+                              problem));
+    }
+    o.pointer = "/base" + o.pointer;
+  }
   std::vector<std::string> order;
   const nlohmann::ordered_json ordered = nlohmann::ordered_json::parse(text);
   if (const auto cluster = ordered.find("cluster");
@@ -389,7 +400,20 @@ Search load_search(const std::filesystem::path& path) {
       for (const auto& [key, value] : gpus->items()) order.push_back(key);
     }
   }
-  return parse_search(document, order, path.string());
+  try {
+    study::apply_overrides(document, in_base, path.string());
+    return parse_search(document, order, path.string());
+  } catch (const ConfigError& e) {
+    // Also an error about a section a --set reached into (/base/pipeline: the search
+    // chooses it).
+    for (const study::ConfigOverride& o : in_base) {
+      if (o.pointer.starts_with(e.pointer() + "/")) {
+        throw ConfigError(e.file(), e.pointer(),
+                          fmt::format("{} (set by {} '{}')", e.message(), o.origin, o.text));
+      }
+    }
+    throw study::name_override(e, in_base);
+  }
 }
 
 namespace {

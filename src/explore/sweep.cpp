@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string_view>
@@ -139,7 +140,15 @@ std::string digest_of(const Sweep& sweep) {
   for (const SweepAxis& axis : sweep.axes) {
     axes.push_back({{"pointers", axis.pointers}, {"values", axis.values}});
   }
-  const nlohmann::json identity = {{"base", sweep.base}, {"axes", std::move(axes)}};
+  nlohmann::json identity = {{"base", sweep.base}, {"axes", std::move(axes)}};
+  // Only when given, so that a sweep without --set keeps the digest it always had.
+  if (!sweep.base_overrides.empty()) {
+    nlohmann::json set = nlohmann::json::array();
+    for (const study::ConfigOverride& o : sweep.base_overrides) {
+      set.push_back({{"pointer", o.pointer}, {"value", o.value}});
+    }
+    identity["set"] = std::move(set);
+  }
   return "sha256:" +
          sha256_hex(identity.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
@@ -190,6 +199,14 @@ std::vector<study::ConfigOverride> Sweep::overrides(std::uint64_t run) const {
       result.push_back(std::move(o));
     }
   }
+  return result;
+}
+
+std::vector<study::ConfigOverride> Sweep::run_overrides(std::uint64_t run) const {
+  std::vector<study::ConfigOverride> result = base_overrides;
+  std::vector<study::ConfigOverride> axes_set = overrides(run);
+  result.insert(result.end(), std::make_move_iterator(axes_set.begin()),
+                std::make_move_iterator(axes_set.end()));
   return result;
 }
 
@@ -296,7 +313,8 @@ Sweep parse_sweep(const nlohmann::json& document, const std::vector<std::string>
   return sweep;
 }
 
-Sweep load_sweep(const std::filesystem::path& path) {
+Sweep load_sweep(const std::filesystem::path& path,
+                 std::vector<study::ConfigOverride> base_overrides) {
   const std::string text = read_json_text(path);
   const nlohmann::json document = parse_json_text(text, path.string());
   // The axes' order as written: nlohmann::json sorts keys, ordered_json keeps them.
@@ -305,7 +323,17 @@ Sweep load_sweep(const std::filesystem::path& path) {
   if (const auto axes = ordered.find("axes"); axes != ordered.end() && axes->is_object()) {
     for (const auto& [key, value] : axes->items()) order.push_back(key);
   }
-  return parse_sweep(document, order, path.string(), path.parent_path());
+  Sweep sweep = parse_sweep(document, order, path.string(), path.parent_path());
+  if (base_overrides.empty()) return sweep;
+  for (const study::ConfigOverride& o : base_overrides) {
+    if (const std::string problem = study::config_pointer_problem(o.pointer); !problem.empty()) {
+      throw Error(fmt::format("--set '{}': '{}' is not a place in a config: {}", o.text, o.pointer,
+                              problem));
+    }
+  }
+  sweep.base_overrides = std::move(base_overrides);
+  sweep.digest = digest_of(sweep);
+  return sweep;
 }
 
 }  // namespace perflow::explore

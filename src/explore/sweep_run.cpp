@@ -41,7 +41,7 @@ void evaluate_config(const study::Config& config, RunOutcome& outcome) {
 RunOutcome run_point(const Sweep& sweep, std::uint64_t run) {
   RunOutcome outcome;
   outcome.run = run;
-  const std::vector<study::ConfigOverride> overrides = sweep.overrides(run);
+  const std::vector<study::ConfigOverride> overrides = sweep.run_overrides(run);
   const SharedMemoryScope memory;  // released when the run ends
   try {
     const study::Config config = study::parse_config(sweep.base, sweep.base_file, overrides);

@@ -28,7 +28,8 @@ TaskKind task_kind(MarkerKind kind) {
 
 }  // namespace
 
-MeasuredTimeline measured_timeline(const ExtractedCosts& costs) {
+MeasuredTimeline measured_timeline(const ExtractedCosts& costs,
+                                   std::optional<std::int64_t> iteration) {
   MeasuredTimeline out;
   const auto profiles = static_cast<std::uint32_t>(costs.profiles.size());
   std::vector<std::uint32_t> order(profiles);
@@ -45,13 +46,15 @@ MeasuredTimeline measured_timeline(const ExtractedCosts& costs) {
   }
   out.profile_of_device = order;
 
+  std::vector<std::size_t> tasks;
+  for (std::size_t i = 0; i < costs.tasks.size(); ++i) {
+    if (!iteration || costs.tasks[i].iteration == *iteration) tasks.push_back(i);
+  }
   out.origin = std::numeric_limits<TimeNs>::max();
-  for (const MeasuredTask& task : costs.tasks) out.origin = std::min(out.origin, task.first_start);
-  if (costs.tasks.empty()) out.origin = 0;
+  for (const std::size_t i : tasks) out.origin = std::min(out.origin, costs.tasks[i].first_start);
+  if (tasks.empty()) out.origin = 0;
 
   // Tasks in (device, start) order, so that program order is start order.
-  std::vector<std::size_t> tasks(costs.tasks.size());
-  std::iota(tasks.begin(), tasks.end(), std::size_t{0});
   std::stable_sort(tasks.begin(), tasks.end(), [&](std::size_t a, std::size_t b) {
     const MeasuredTask& x = costs.tasks[a];
     const MeasuredTask& y = costs.tasks[b];

@@ -137,7 +137,8 @@ std::string render_comparison(std::span<const ComparedRun> runs, const Compariso
     legend.add(Swatch::Aggregate,
                "boxes under a point wide: per kind, a band as tall as its share of the time");
   }
-  const std::vector<BarMetric> bars = bar_metrics(runs);
+  std::vector<BarMetric> bars = bar_metrics(runs);
+  if (!options.memory_bars) bars.pop_back();
   const std::string title =
       options.title.empty()
           ? fmt::format("Comparison of {} run{}", runs.size(), runs.size() == 1 ? "" : "s")
@@ -193,7 +194,9 @@ std::string render_comparison(std::span<const ComparedRun> runs, const Compariso
     set_font(cr, kSubtitleSize);
     set_colour(cr, kMutedInk);
     show_text(cr, kMargin, subtitle_baseline,
-              "timelines on one time scale; makespan, bubble ratio and peak memory below");
+              options.memory_bars
+                  ? "timelines on one time scale; makespan, bubble ratio and peak memory below"
+                  : "timelines on one time scale; makespan and bubble ratio below");
     legend.draw(cr, scale.plot_x, legend_top);
 
     for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -207,10 +210,13 @@ std::string render_comparison(std::span<const ComparedRun> runs, const Compariso
       const double x = kMargin + text_width(cr, name) + 10;
       set_font(cr, kTextSize);
       set_colour(cr, kMutedInk);
-      const std::string detail = fmt::format(
-          "{}{}makespan {}  \u00b7  bubble ratio {:.2f}%  \u00b7  peak memory {}", run.subtitle,
-          run.subtitle.empty() ? "" : "   ", format_duration(run.metrics.makespan),
-          run.metrics.bubble_ratio * 100, format_memory(peak_memory(run.metrics)));
+      std::string detail =
+          fmt::format("{}{}makespan {}  \u00b7  bubble ratio {:.2f}%", run.subtitle,
+                      run.subtitle.empty() ? "" : "   ", format_duration(run.metrics.makespan),
+                      run.metrics.bubble_ratio * 100);
+      if (options.memory_bars) {
+        detail += fmt::format("  \u00b7  peak memory {}", format_memory(peak_memory(run.metrics)));
+      }
       show_text(cr, x, baseline, detail);
       if (run.out_of_memory) {
         const double after = x + text_width(cr, detail) + 10;  // in the detail's font
@@ -259,7 +265,7 @@ std::string render_comparison(std::span<const ComparedRun> runs, const Compariso
         const double length = top > 0 ? metric.values[i] / top * bar_room : 0.0;
         fill_rect(cr, x0, row_top, bar_room, kBarHeight, kRowBackground);
         fill_rect(cr, x0, row_top, std::max(length, 0.5), kBarHeight, kBar);
-        const bool is_best = one_scale && !runs[i].out_of_memory && best &&
+        const bool is_best = options.mark_best && one_scale && !runs[i].out_of_memory && best &&
                              metric.values[i] == *best && runs.size() > 1;
         set_font(cr, kTextSize, is_best);
         set_colour(cr, kInk);

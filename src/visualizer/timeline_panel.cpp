@@ -20,6 +20,9 @@ constexpr double kLabelGap = 10;    // between the row labels and the plot
 constexpr double kSublabelGap = 6;  // between a device's name and its label
 constexpr double kBandInset = 1;
 constexpr double kLabelSizeMax = 10;
+// Below this a label cannot be read (a communication lane's 3.6 would be about 7 px in a
+// PNG at scale 2): such rows show their tasks by colour and legend alone.
+constexpr double kLabelSizeMin = 5;
 constexpr double kSeparatorWidth = 0.75;
 constexpr double kLabelPadding = 2.5;
 
@@ -160,6 +163,7 @@ void TimelinePanel::draw_rows(cairo_t* cr, const TimeScale& scale, double top) c
   for (std::size_t r = 0; r < rows_.size(); ++r) {
     const LaneRow& row = rows_[r];
     const double size = std::min(kLabelSizeMax, box_height(row) * 0.6);
+    if (size < kLabelSizeMin) continue;
     if (size != font_size) {
       font_size = size;
       set_font(cr, size);

@@ -4,10 +4,13 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "perflow/study/config_overrides.hpp"
 
 #include "perflow/explore/sweep_run.hpp"
 #include "perflow/explore/sweep_runner.hpp"
@@ -57,7 +60,10 @@ struct Search {
 /// (JSON objects forget it). Throws ConfigError naming the file and JSON pointer.
 Search parse_search(const nlohmann::json& document, const std::vector<std::string>& gpu_order,
                     const std::string& file);
-Search load_search(const std::filesystem::path& path);
+/// `base_overrides` (`--set POINTER=VALUE`) set fields of the base config (/base POINTER
+/// of the search file) before it is read; errors at their fields name them.
+Search load_search(const std::filesystem::path& path,
+                   std::span<const study::ConfigOverride> base_overrides = {});
 
 /// One candidate plan: what it chose and the complete config `perflow simulate` runs.
 struct Plan {

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,8 +27,11 @@ struct MeasuredTimeline {
 /// stage device d is stage d. Each measured task (warm-up included) becomes a task of its
 /// kind (a full backward is BW) spanning its first op's start to its last op's end, relative
 /// to the earliest task over all profiles (ranks' clocks are not aligned: expect skew).
-/// Program order: start order on each device; no data dependences.
-MeasuredTimeline measured_timeline(const ExtractedCosts& costs);
+/// Program order: start order on each device; no data dependences. With `iteration`, only
+/// the tasks of that ProfilerStep (its first task starts at 0): one measured step, to set
+/// beside one predicted step.
+MeasuredTimeline measured_timeline(const ExtractedCosts& costs,
+                                   std::optional<std::int64_t> iteration = std::nullopt);
 
 /// Where one profile's time went during one measured step: a partition of the step's
 /// window, so the parts add up to `window` exactly. At each instant the first that holds

@@ -31,6 +31,12 @@ struct ComparisonOptions {
   double row_height = 16;               ///< a compute lane's row in each timeline
   std::size_t aggregate_above = 20000;  ///< per run, as TimelineOptions::aggregate_above
   double png_scale = 2;
+  /// Bold the lowest bar of each metric (off where the runs do not compete, as a prediction
+  /// and the measurement it is checked against).
+  bool mark_best = true;
+  /// Draw the peak activation memory panel (off where a run has no memory, as a measured
+  /// one without memory events).
+  bool memory_bars = true;
 };
 
 /// Several runs on one page: their timelines stacked on one time scale (the longest
