@@ -379,14 +379,17 @@ constexpr Field kNetworkFields[] = {
      .section = &kLinkSection},
     {.name = "data_parallel",
      .kind = K::Object,
-     .description = "the per-rank link of a data-parallel all-reduce ring (default: inter_node)",
-     .default_value = "/network/inter_node",
+     .description = "the per-rank link of a data-parallel all-reduce ring (default: intra_node "
+                    "when every data-parallel group lies in one node, else inter_node; a field "
+                    "left out is that link's)",
+     .default_value = "/network/intra_node or /network/inter_node",
      .section = &kLinkSection},
     {.name = "tensor_parallel",
      .kind = K::Object,
      .description = "the per-rank link of a tensor-parallel all-reduce ring (default: "
-                    "intra_node)",
-     .default_value = "/network/intra_node",
+                    "intra_node when every tensor-parallel group lies in one node, else "
+                    "inter_node; a field left out is that link's)",
+     .default_value = "/network/intra_node or /network/inter_node",
      .section = &kLinkSection},
     {.name = "host_link",
      .kind = K::Object,
@@ -395,8 +398,9 @@ constexpr Field kNetworkFields[] = {
      .section = &kLinkSection},
     {.name = "gpus_per_node",
      .kind = K::Integer,
-     .description = "GPUs per node for expert parallelism (default 8): an all-to-all group "
-                    "larger than this also crosses inter_node",
+     .description = "GPUs per node (default 8), ranks placed tensor parallel first, then "
+                    "data parallel, then pipeline (Megatron-Core's order): a tensor-parallel, "
+                    "data-parallel or all-to-all group that spans nodes crosses inter_node",
      .default_value = "8",
      .min = 1,
      .max = kMaxSize},

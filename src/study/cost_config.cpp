@@ -306,12 +306,30 @@ TimeNs expert_parallel_time(const Config& config, const PartialCosts& p, const J
   return repeated(one, count, "all-to-alls", where);
 }
 
-simulator::Link read_link(const JsonCursor& c) {
+// A link as the config gives it; a field it leaves out is `defaults`'.
+simulator::Link read_link(const JsonCursor& c, simulator::Link defaults = {}) {
   c.expect_object(kLinkSection.keys());
-  simulator::Link link;
+  simulator::Link link = defaults;
   if (auto x = c.find("latency")) link.latency = x->as_duration();
   if (auto x = c.find("bandwidth")) link.bandwidth = read_bandwidth(*x);
   return link;
+}
+
+// True when every group of `size` ranks `stride` apart, in a job of `world` ranks, lies in
+// one node of gpus_per_node GPUs. Ranks are placed as Megatron-Core places them
+// (megatron/core/parallel_state.py, RankGenerator with order "tp-cp-ep-dp-pp": tensor-
+// parallel ranks adjacent, data-parallel replicas tensor_parallel ranks apart, pipeline
+// stages tp x dp apart). A group inside one node runs its collective over intra_node
+// (NVLink); one that spans nodes over inter_node, the slowest hop of its ring (NCCL's ring
+// crosses a NIC at each node boundary and moves at the pace of its slowest link). Groups tile the
+// ranks in blocks of size x stride; a node boundary inside a block splits one of its groups (size
+// >= 2), so they all stay in nodes exactly when the block divides the node, or when the whole job
+// fits in one node.
+bool group_in_one_node(std::uint32_t size, std::uint32_t stride, std::uint64_t world,
+                       std::uint32_t gpus_per_node) {
+  if (size <= 1 || world <= gpus_per_node) return true;
+  const std::uint64_t block = std::uint64_t{size} * stride;
+  return gpus_per_node % block == 0;
 }
 
 }  // namespace
@@ -712,13 +730,28 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
       config.simulation.inter_node.bandwidth = slowest(&model::DeviceSpec::network_bandwidth);
     }
   }
-  // Collectives run over the inter-node link (data parallel: replicas on other nodes) and
-  // the intra-node link (tensor parallel: one node) unless the network names their own.
-  simulator::Link dp_link = config.simulation.inter_node;
-  simulator::Link tp_link = config.simulation.intra_node;
+  // Each collective runs over the link its group's ranks span (group_link), unless the
+  // network names its own; a field that one leaves out is the placed link's.
+  const std::uint64_t world =
+      std::uint64_t{config.tensor_parallel} * config.data_parallel.degree * config.pipeline.stages;
+  const bool dp_in_node = group_in_one_node(config.data_parallel.degree, config.tensor_parallel,
+                                            world, config.gpus_per_node);
+  const bool tp_in_node = group_in_one_node(config.tensor_parallel, 1, world, config.gpus_per_node);
+  simulator::Link dp_link =
+      dp_in_node ? config.simulation.intra_node : config.simulation.inter_node;
+  simulator::Link tp_link =
+      tp_in_node ? config.simulation.intra_node : config.simulation.inter_node;
+  config.data_parallel_link = dp_in_node ? "intra_node" : "inter_node";
+  config.tensor_parallel_link = tp_in_node ? "intra_node" : "inter_node";
   if (network) {
-    if (auto x = network->find("data_parallel")) dp_link = read_link(*x);
-    if (auto x = network->find("tensor_parallel")) tp_link = read_link(*x);
+    if (auto x = network->find("data_parallel")) {
+      dp_link = read_link(*x, dp_link);
+      config.data_parallel_link = "/network/data_parallel";
+    }
+    if (auto x = network->find("tensor_parallel")) {
+      tp_link = read_link(*x, tp_link);
+      config.tensor_parallel_link = "/network/tensor_parallel";
+    }
   }
   config.data_parallel.latency = dp_link.latency;
   config.data_parallel.bandwidth = dp_link.bandwidth;

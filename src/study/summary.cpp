@@ -142,12 +142,21 @@ std::string format_summary(const Config& config, const EventGraph& graph,
   if (config.data_parallel.degree > 1 || config.tensor_parallel > 1) {
     const std::uint64_t gpus = std::uint64_t{config.data_parallel.degree} * config.tensor_parallel *
                                config.pipeline.stages;
+    // Which link each all-reduce crosses (the ranks' placement decides it; cost_config.cpp).
+    std::string links;
+    if (config.data_parallel.degree > 1) {
+      links += fmt::format("; dp all-reduce over {}", config.data_parallel_link);
+    }
+    if (config.tensor_parallel > 1) {
+      links += fmt::format("; tp all-reduce over {}", config.tensor_parallel_link);
+    }
     line("parallelism",
-         fmt::format("dp {} x tp {} x pp {} ({} GPUs){}", config.data_parallel.degree,
+         fmt::format("dp {} x tp {} x pp {} ({} GPUs){}{}", config.data_parallel.degree,
                      config.tensor_parallel, config.pipeline.stages, gpus,
                      config.expert_parallel > 1
                          ? fmt::format("; ep {} (within dp)", config.expert_parallel)
-                         : std::string()));
+                         : std::string(),
+                     links));
   }
   // Expert all-to-alls and overlapped pairs: how much of the all-to-all the compute hid.
   const std::vector<parallel::AllToAllTime> all_to_all =

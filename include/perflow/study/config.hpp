@@ -84,8 +84,13 @@ struct Config {
   std::uint32_t tensor_parallel = 1;  ///< /parallelism/tensor_parallel (already in the costs)
   /// /parallelism/expert_parallel: the ranks a MoE layer's all-to-all spans (1: none).
   std::uint32_t expert_parallel = 1;
-  /// /network/gpus_per_node: an all-to-all group larger than this crosses nodes.
+  /// /network/gpus_per_node: ranks are placed tensor parallel first, then data parallel,
+  /// then pipeline (Megatron-Core's order); a group that spans nodes crosses inter_node.
   std::uint32_t gpus_per_node = 8;
+  /// The link each all-reduce runs over: "intra_node" or "inter_node" (placed: the group's
+  /// ranks in one node or not), or "/network/data_parallel" / "/network/tensor_parallel" (given).
+  std::string data_parallel_link = "inter_node";
+  std::string tensor_parallel_link = "intra_node";
   /// /simulation/lower_communication: transfers become SEND tasks on per-link lanes.
   bool lower_communication = false;
   /// /network/p2p_mode "blocking": transfers occupy both devices' compute lanes.
