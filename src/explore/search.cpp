@@ -384,14 +384,9 @@ Search load_search(const std::filesystem::path& path,
   const std::string text = read_json_text(path);
   nlohmann::json document = parse_json_text(text, path.string());
   // --set on the base: the same fields of the search file's /base.
+  study::check_override_pointers(base_overrides);
   std::vector<study::ConfigOverride> in_base(base_overrides.begin(), base_overrides.end());
-  for (study::ConfigOverride& o : in_base) {
-    if (const std::string problem = study::config_pointer_problem(o.pointer); !problem.empty()) {
-      throw Error(fmt::format("--set '{}': '{}' is not a place in a config: {}", o.text, o.pointer,
-                              problem));
-    }
-    o.pointer = "/base" + o.pointer;
-  }
+  for (study::ConfigOverride& o : in_base) o.pointer = "/base" + o.pointer;
   std::vector<std::string> order;
   const nlohmann::ordered_json ordered = nlohmann::ordered_json::parse(text);
   if (const auto cluster = ordered.find("cluster");

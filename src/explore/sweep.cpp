@@ -325,12 +325,7 @@ Sweep load_sweep(const std::filesystem::path& path,
   }
   Sweep sweep = parse_sweep(document, order, path.string(), path.parent_path());
   if (base_overrides.empty()) return sweep;
-  for (const study::ConfigOverride& o : base_overrides) {
-    if (const std::string problem = study::config_pointer_problem(o.pointer); !problem.empty()) {
-      throw Error(fmt::format("--set '{}': '{}' is not a place in a config: {}", o.text, o.pointer,
-                              problem));
-    }
-  }
+  study::check_override_pointers(base_overrides);
   sweep.base_overrides = std::move(base_overrides);
   sweep.digest = digest_of(sweep);
   return sweep;

@@ -10,6 +10,7 @@
 #include "perflow/core/error.hpp"
 #include "perflow/core/excerpt.hpp"
 #include "perflow/core/json_pointer.hpp"
+#include "perflow/study/config_schema.hpp"
 
 namespace perflow::study {
 
@@ -149,6 +150,15 @@ ConfigError name_override(const ConfigError& error, std::span<const ConfigOverri
   if (set == nullptr) return error;
   return ConfigError(error.file(), error.pointer(),
                      fmt::format("{} (set by {} '{}')", error.message(), set->origin, set->text));
+}
+
+void check_override_pointers(std::span<const ConfigOverride> overrides) {
+  for (const ConfigOverride& o : overrides) {
+    if (const std::string problem = config_pointer_problem(o.pointer); !problem.empty()) {
+      throw Error(fmt::format("{} '{}': '{}' is not a place in a config: {}", o.origin, o.text,
+                              o.pointer, problem));
+    }
+  }
 }
 
 }  // namespace perflow::study

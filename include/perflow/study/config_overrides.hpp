@@ -40,6 +40,12 @@ std::vector<std::string> apply_overrides(nlohmann::json& document,
 const ConfigOverride* override_of(std::span<const ConfigOverride> overrides,
                                   std::string_view pointer);
 
+/// Throws Error naming the override ("--set '/pipline/stages=8': '/pipline/stages' is not a
+/// place in a config: ...; did you mean 'pipeline'?") when one's pointer names no config
+/// field: for overrides checked before the config they apply to is read (a sweep's or a
+/// search's base).
+void check_override_pointers(std::span<const ConfigOverride> overrides);
+
 /// `error` with " (set by --set '...')" appended when an override set its field; else
 /// `error` unchanged.
 ConfigError name_override(const ConfigError& error, std::span<const ConfigOverride> overrides);
