@@ -110,6 +110,7 @@ void detail::TaskColumns::reserve(std::size_t n) {
   lane.reserve(n);
   if (!iteration.empty()) iteration.reserve(n);
   if (!paired.empty()) paired.reserve(n);
+  if (!release_share.empty()) release_share.reserve(n);
 }
 
 void detail::TaskColumns::resize(std::size_t n) {
@@ -123,6 +124,7 @@ void detail::TaskColumns::resize(std::size_t n) {
   if (!lane.empty()) lane.resize(n);
   if (!iteration.empty()) iteration.resize(n);
   if (!paired.empty()) paired.resize(n);
+  if (!release_share.empty()) release_share.resize(n);
 }
 
 namespace {
@@ -184,16 +186,20 @@ void detail::TaskColumns::push_back(const TaskSpec& spec) {
   duration.push_back(spec.duration);
   memory_delta.push_back(spec.memory_delta);
   lane.push_back(spec.lane.valid() ? spec.lane : LaneId{spec.device.value});
-  if (spec.iteration != 0 && iteration.empty()) {
-    iteration.reserve(kind.capacity());
-    iteration.resize(kind.size() - 1, 0);
-  }
-  if (!iteration.empty()) iteration.push_back(spec.iteration);
-  if (spec.paired && paired.empty()) {
-    paired.reserve(kind.capacity());
-    paired.resize(kind.size() - 1, 0);
-  }
-  if (!paired.empty()) paired.push_back(spec.paired ? 1 : 0);
+  // A column left empty while every value is its default is written out, defaults before,
+  // at the first task that is not (which may be the first task of all).
+  const auto optional_column = [this](auto& column, bool departs, auto value, auto fallback) {
+    if (column.empty() && !departs) return;
+    if (column.empty()) {
+      column.reserve(kind.capacity());
+      column.resize(kind.size() - 1, fallback);
+    }
+    column.push_back(value);
+  };
+  optional_column(iteration, spec.iteration != 0, spec.iteration, std::uint32_t{0});
+  optional_column(paired, spec.paired, static_cast<std::uint8_t>(spec.paired ? 1 : 0),
+                  std::uint8_t{0});
+  optional_column(release_share, spec.release_share != 1.0, spec.release_share, 1.0);
 }
 
 void EventGraphBuilder::reserve(std::size_t tasks, std::size_t edges) {
@@ -216,6 +222,11 @@ void check_new_task(const TaskSpec& spec, std::uint32_t devices, std::size_t tas
     throw ScheduleError(fmt::format("task {} has a negative duration ({} ns)",
                                     task_label(spec.kind, spec.microbatch, spec.chunk),
                                     spec.duration));
+  }
+  if (!(spec.release_share >= 0.0 && spec.release_share <= 1.0)) {
+    throw ScheduleError(fmt::format("task {} has release share {}; expected a share in [0, 1]",
+                                    task_label(spec.kind, spec.microbatch, spec.chunk),
+                                    spec.release_share));
   }
   if (spec.lane.valid() && (!lane_owner || *lane_owner != spec.device)) {
     throw ScheduleError(fmt::format("task {} on device {} names lane {}, which {}",
@@ -389,8 +400,9 @@ bool EventGraph::has_kind(TaskKind kind) const {
 }
 
 TaskSpec EventGraph::spec(TaskId t) const {
-  return TaskSpec{kind(t),     device(t),       stage(t), microbatch(t), chunk(t),
-                  duration(t), memory_delta(t), lane(t),  iteration(t),  paired(t)};
+  return TaskSpec{kind(t),      device(t),   stage(t),        microbatch(t),
+                  chunk(t),     duration(t), memory_delta(t), lane(t),
+                  iteration(t), paired(t),   release_share(t)};
 }
 
 EventGraph EventGraph::assemble(detail::GraphParts parts) {
@@ -406,7 +418,8 @@ EventGraph EventGraph::assemble(detail::GraphParts parts) {
                                   std::size_t{parts.device_count} * c.placed.chunks * 4 &&
                               (c.placed.chunks <= 1 || c.chunk.size() == n)) &&
       (c.lane.empty() || c.lane.size() == n) && (c.iteration.empty() || c.iteration.size() == n) &&
-      (c.paired.empty() || c.paired.size() == n);
+      (c.paired.empty() || c.paired.size() == n) &&
+      (c.release_share.empty() || c.release_share.size() == n);
   const auto csr_agrees = [n](const BigVector<std::uint32_t>& offset,
                               const BigVector<Adjacent>& adjacent) {
     return offset.size() == n + 1 && offset.front() == 0 && offset.back() == adjacent.size();

@@ -64,7 +64,8 @@ TaskSpec GraphExtension::spec(TaskId t) const {
                   a.memory_delta[i],
                   a.lane[i],
                   a.iteration.empty() ? 0 : a.iteration[i],
-                  !a.paired.empty() && a.paired[i] != 0};
+                  !a.paired.empty() && a.paired[i] != 0,
+                  a.release_share.empty() ? 1.0 : a.release_share[i]};
 }
 
 void GraphExtension::check_task(TaskId id, const char* what) const {
@@ -321,6 +322,14 @@ EventGraph GraphExtension::finish_freeze() {
         c.paired.resize(n, 0);
       } else {
         append_column(c.paired, a.paired, n);
+      }
+    }
+    if (!a.release_share.empty() && c.release_share.empty()) c.release_share.assign(base_n, 1.0);
+    if (!c.release_share.empty()) {
+      if (a.release_share.empty()) {
+        c.release_share.resize(n, 1.0);
+      } else {
+        append_column(c.release_share, a.release_share, n);
       }
     }
   }

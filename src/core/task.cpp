@@ -6,7 +6,8 @@
 namespace perflow {
 namespace {
 constexpr std::array<std::string_view, kTaskKindCount> kNames = {
-    "F", "B", "W", "BW", "SEND", "ALLREDUCE", "OPT", "RECV", "SYNC", "R", "D2H", "H2D", "A2A"};
+    "F",    "B", "W",   "BW",  "SEND", "ALLREDUCE",     "OPT",      "RECV",
+    "SYNC", "R", "D2H", "H2D", "A2A",  "REDUCESCATTER", "ALLGATHER"};
 }
 
 std::string_view to_string(TaskKind kind) { return kNames[static_cast<std::size_t>(kind)]; }
@@ -21,9 +22,10 @@ std::optional<TaskKind> parse_task_kind(std::string_view text) {
 std::optional<TaskLabel> parse_task_label(std::string_view label) {
   // A kind before any kind it starts with: "BW" before "B", "RECV" before "R".
   std::optional<TaskKind> kind;
-  for (const TaskKind k : {TaskKind::AllReduce, TaskKind::Send, TaskKind::Optimizer, TaskKind::Recv,
-                           TaskKind::Sync, TaskKind::D2H, TaskKind::H2D, TaskKind::A2A,
-                           TaskKind::BW, TaskKind::F, TaskKind::B, TaskKind::W, TaskKind::R}) {
+  for (const TaskKind k :
+       {TaskKind::AllReduce, TaskKind::AllGather, TaskKind::ReduceScatter, TaskKind::Send,
+        TaskKind::Optimizer, TaskKind::Recv, TaskKind::Sync, TaskKind::D2H, TaskKind::H2D,
+        TaskKind::A2A, TaskKind::BW, TaskKind::F, TaskKind::B, TaskKind::W, TaskKind::R}) {
     if (label.starts_with(to_string(k))) {
       kind = k;
       label.remove_prefix(to_string(k).size());

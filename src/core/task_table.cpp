@@ -43,7 +43,8 @@ constexpr std::size_t kJsonlText =
 
 /// Which of microbatch, chunk and stage a kind has (see render_task_table).
 bool has_microbatch(TaskKind kind) {
-  return kind != TaskKind::AllReduce && kind != TaskKind::Optimizer && kind != TaskKind::Sync;
+  return kind != TaskKind::AllReduce && kind != TaskKind::ReduceScatter &&
+         kind != TaskKind::AllGather && kind != TaskKind::Optimizer && kind != TaskKind::Sync;
 }
 bool has_chunk_and_stage(TaskKind kind) {
   return kind != TaskKind::Optimizer && kind != TaskKind::Sync;
@@ -280,7 +281,11 @@ std::optional<std::uint32_t> parse_optional(const TableReader& reader, std::stri
 TaskKind parse_kind(const TableReader& reader, std::string_view text) {
   const auto kind = parse_task_kind(text);
   if (!kind) {
-    reader.fail(fmt::format("kind: expected F, B, W, BW, SEND, ALLREDUCE or OPT, got '{}'", text));
+    std::string kinds;
+    for (int k = 0; k < kTaskKindCount; ++k) {
+      kinds += (k > 0 ? ", " : "") + std::string(to_string(static_cast<TaskKind>(k)));
+    }
+    reader.fail(fmt::format("kind: expected one of {}, got '{}'", kinds, text));
   }
   return *kind;
 }

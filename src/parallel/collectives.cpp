@@ -9,9 +9,13 @@
 
 namespace perflow::parallel {
 
-TimeNs ring_all_reduce_time(double bytes, std::uint32_t ranks, TimeNs latency, double bandwidth) {
+namespace {
+
+// `phases` ring passes of n - 1 steps, each step moving bytes / n per rank.
+TimeNs ring_time(double bytes, std::uint32_t ranks, TimeNs latency, double bandwidth, double phases,
+                 const char* what) {
   if (ranks <= 1) return 0;
-  const double steps = 2.0 * (ranks - 1);
+  const double steps = phases * (ranks - 1);
   double ns = steps * static_cast<double>(latency);
   if (bytes > 0 && bandwidth > 0) {
     // Divide last so that exact cases (bytes a multiple of ranks) stay exact.
@@ -19,11 +23,25 @@ TimeNs ring_all_reduce_time(double bytes, std::uint32_t ranks, TimeNs latency, d
   }
   if (!(ns <= 1e18)) {
     throw ScheduleError(fmt::format(
-        "an all-reduce of {} bytes over {} ranks ({} ns latency, {} bytes/s) would take longer "
-        "than 1e18 ns",
-        bytes, ranks, latency, bandwidth));
+        "{} of {} bytes over {} ranks ({} ns latency, {} bytes/s) would take longer than 1e18 ns",
+        what, bytes, ranks, latency, bandwidth));
   }
   return static_cast<TimeNs>(ns);
+}
+
+}  // namespace
+
+TimeNs ring_all_reduce_time(double bytes, std::uint32_t ranks, TimeNs latency, double bandwidth) {
+  return ring_time(bytes, ranks, latency, bandwidth, 2.0, "an all-reduce");
+}
+
+TimeNs ring_reduce_scatter_time(double bytes, std::uint32_t ranks, TimeNs latency,
+                                double bandwidth) {
+  return ring_time(bytes, ranks, latency, bandwidth, 1.0, "a reduce-scatter");
+}
+
+TimeNs ring_all_gather_time(double bytes, std::uint32_t ranks, TimeNs latency, double bandwidth) {
+  return ring_time(bytes, ranks, latency, bandwidth, 1.0, "an all-gather");
 }
 
 TimeNs pairwise_all_to_all_time(double bytes, std::uint32_t ranks, std::uint32_t gpus_per_node,

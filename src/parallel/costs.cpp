@@ -31,6 +31,8 @@ TimeNs TaskCosts::duration(TaskKind kind) const {
     case TaskKind::Sync:
     case TaskKind::D2H:
     case TaskKind::H2D:
+    case TaskKind::ReduceScatter:
+    case TaskKind::AllGather:
       return 0;
   }
   return 0;
@@ -56,6 +58,8 @@ double TaskCosts::memory_delta(TaskKind kind) const {
     case TaskKind::D2H:
     case TaskKind::H2D:
     case TaskKind::A2A:
+    case TaskKind::ReduceScatter:
+    case TaskKind::AllGather:
       return 0.0;
   }
   return 0.0;

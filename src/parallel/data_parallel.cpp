@@ -1,6 +1,7 @@
 #include "perflow/parallel/data_parallel.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <utility>
 #include <vector>
@@ -16,6 +17,25 @@ template <class T>
 T entry(const std::vector<T>& values, std::size_t index) {
   return index < values.size() ? values[index] : T{};
 }
+
+// A (stage, chunk)'s gradient bytes in buckets of at most `size` (0: one bucket), filled in
+// the order the backward produces them: every bucket full but the last.
+struct Buckets {
+  double total;
+  double size;
+
+  [[nodiscard]] std::uint32_t count() const {
+    if (size <= 0 || total <= size) return 1;
+    return static_cast<std::uint32_t>(std::ceil(total / size));
+  }
+  [[nodiscard]] double bytes(std::uint32_t j) const {
+    return j + 1 < count() ? size : total - size * (count() - 1);
+  }
+  // The share of the gradient task that has run when bucket j's last gradient is produced.
+  [[nodiscard]] double produced_after(std::uint32_t j) const {
+    return j + 1 < count() ? size * (j + 1) / total : 1.0;
+  }
+};
 
 }  // namespace
 
@@ -35,48 +55,116 @@ EventGraph add_data_parallel(EventGraph&& base, const DataParallelSpec& spec) {
   for (std::uint32_t d = 0; d < graph.device_count(); ++d) {
     const auto program = graph.program(DeviceId{d});
     if (program.empty()) continue;
-    // Per (stage, chunk) on this device: its last gradient task (W or BW) in program order;
-    // a (stage, chunk) with no gradient task (a forward-only part) reduces after its last.
+    // Per (stage, chunk) on this device: its last gradient task (W or BW) in program order
+    // (a (stage, chunk) with no gradient task, a forward-only part, reduces after its last
+    // task) and its first forward.
     constexpr std::size_t kNone = ~std::size_t{0};
-    std::map<std::pair<std::uint32_t, std::uint32_t>, std::pair<std::size_t, std::size_t>> last;
+    struct Place {
+      std::size_t last = kNone;
+      std::size_t last_gradient = kNone;
+      std::size_t first_forward = kNone;
+    };
+    std::map<std::pair<std::uint32_t, std::uint32_t>, Place> places;
     for (std::size_t i = 0; i < program.size(); ++i) {
       const TaskId t = program[i];
-      if (!is_compute(graph.kind(t))) continue;
-      auto& [any, gradient] =
-          last.try_emplace({graph.stage(t).value, graph.chunk(t)}, kNone, kNone).first->second;
-      any = i;
-      if (graph.kind(t) == TaskKind::W || graph.kind(t) == TaskKind::BW) gradient = i;
+      const TaskKind kind = graph.kind(t);
+      if (!is_compute(kind)) continue;
+      Place& place = places[{graph.stage(t).value, graph.chunk(t)}];
+      place.last = i;
+      if (kind == TaskKind::W || kind == TaskKind::BW) place.last_gradient = i;
+      if (kind == TaskKind::F && place.first_forward == kNone) place.first_forward = i;
     }
     std::vector<std::pair<std::size_t, std::pair<std::uint32_t, std::uint32_t>>> by_position;
     TimeNs optimizer = 0;
     std::uint32_t previous_stage = ~0u;
-    for (const auto& [key, positions] : last) {
-      by_position.emplace_back(positions.second != kNone ? positions.second : positions.first, key);
+    for (const auto& [key, place] : places) {
+      by_position.emplace_back(place.last_gradient != kNone ? place.last_gradient : place.last,
+                               key);
       optimizer += entry(spec.optimizer, std::size_t{key.first} * chunks + key.second);
       if (key.first != previous_stage) optimizer += entry(spec.step_overhead, key.first);
       previous_stage = key.first;  // keys are sorted: a stage's chunks are together
     }
     std::sort(by_position.begin(), by_position.end());
 
+    const auto index = [chunks](std::pair<std::uint32_t, std::uint32_t> key) {
+      return std::size_t{key.first} * chunks + key.second;
+    };
+    const auto collective = [&](TaskKind kind, std::pair<std::uint32_t, std::uint32_t> key,
+                                double bytes, LaneId lane, double release_share) {
+      const TimeNs time =
+          kind == TaskKind::AllReduce
+              ? ring_all_reduce_time(bytes, spec.degree, spec.latency, spec.bandwidth)
+          : kind == TaskKind::ReduceScatter
+              ? ring_reduce_scatter_time(bytes, spec.degree, spec.latency, spec.bandwidth)
+              : ring_all_gather_time(bytes, spec.degree, spec.latency, spec.bandwidth);
+      TaskSpec task{kind, DeviceId{d}, StageId{key.first}, 0, key.second, time, 0.0, lane};
+      task.release_share = release_share;
+      const TaskId id = builder.add_task(task);
+      builder.append_to_program(id);
+      return id;
+    };
+    // The parameters gathered with gradient bucket j of `key` (its share of the bytes).
+    const auto gathered = [&](std::pair<std::uint32_t, std::uint32_t> key, const Buckets& b,
+                              std::uint32_t j) {
+      const double parameters = entry(spec.parameter_bytes, index(key));
+      return b.total > 0 ? parameters * b.bytes(j) / b.total : parameters;
+    };
+
     std::vector<TaskId> reductions;
+    std::vector<std::pair<std::pair<std::uint32_t, std::uint32_t>, Buckets>> gathers;
+    LaneId lane;
     if (spec.degree > 1) {
-      const LaneId lane = builder.add_lane(DeviceId{d}, "dp all-reduce");
+      lane = builder.add_lane(DeviceId{d}, spec.sharded ? "dp collectives" : "dp all-reduce");
       for (const auto& [position, key] : by_position) {
-        const double bytes =
-            entry(spec.gradient_bytes, std::size_t{key.first} * chunks + key.second);
-        const TaskId reduce = builder.add_task(TaskSpec{
-            TaskKind::AllReduce, DeviceId{d}, StageId{key.first}, 0, key.second,
-            ring_all_reduce_time(bytes, spec.degree, spec.latency, spec.bandwidth), 0.0, lane});
-        builder.add_dependence(program[spec.overlap ? position : program.size() - 1], reduce);
-        builder.append_to_program(reduce);
-        reductions.push_back(reduce);
+        const Buckets b{entry(spec.gradient_bytes, index(key)),
+                        spec.overlap ? spec.bucket_bytes : 0.0};
+        if (spec.sharded) gathers.emplace_back(key, b);
+      }
+      if (spec.sharded && spec.overlap_param_gather) {
+        // The step before's parameters, gathered under this iteration's forward: chunk by
+        // chunk in the order their forwards start, a chunk's first layers (its last bucket)
+        // first; its first forward waits for that bucket.
+        std::sort(gathers.begin(), gathers.end(), [&](const auto& x, const auto& y) {
+          return places[x.first].first_forward < places[y.first].first_forward;
+        });
+        for (const auto& [key, b] : gathers) {
+          for (std::uint32_t j = b.count(); j-- > 0;) {
+            const TaskId gather =
+                collective(TaskKind::AllGather, key, gathered(key, b, j), lane, 1.0);
+            const std::size_t first = places[key].first_forward;
+            if (j + 1 == b.count() && first != kNone)
+              builder.add_dependence(gather, program[first]);
+          }
+        }
+      }
+      const TaskKind reduce = spec.sharded ? TaskKind::ReduceScatter : TaskKind::AllReduce;
+      for (const auto& [position, key] : by_position) {
+        const Buckets b{entry(spec.gradient_bytes, index(key)),
+                        spec.overlap ? spec.bucket_bytes : 0.0};
+        for (std::uint32_t j = 0; j < b.count(); ++j) {
+          const TaskId r =
+              collective(reduce, key, b.bytes(j), lane, spec.overlap ? b.produced_after(j) : 1.0);
+          builder.add_dependence(program[spec.overlap ? position : program.size() - 1], r);
+          reductions.push_back(r);
+        }
       }
     }
+    TaskId step;
     if (optimizer > 0) {
-      const TaskId step = builder.add_task(
+      step = builder.add_task(
           TaskSpec{TaskKind::Optimizer, DeviceId{d}, graph.stage(program.back()), 0, 0, optimizer});
-      for (const TaskId reduce : reductions) builder.add_dependence(reduce, step);
+      for (const TaskId r : reductions) builder.add_dependence(r, step);
       builder.append_to_program(step);
+    }
+    if (spec.sharded && !spec.overlap_param_gather) {
+      // The updated shards gathered back right after the step, in bucket order.
+      for (const auto& [key, b] : gathers) {
+        for (std::uint32_t j = 0; j < b.count(); ++j) {
+          const TaskId gather =
+              collective(TaskKind::AllGather, key, gathered(key, b, j), lane, 1.0);
+          if (step.valid()) builder.add_dependence(step, gather);
+        }
+      }
     }
   }
   return std::move(builder).freeze();

@@ -225,6 +225,7 @@ void add_copies(perflow::detail::GraphExtension& builder, const Graph& extended,
     s.duration = host_copy_time(entry_or(spec.host_link, c.device.value, HostLink{}), c.bytes);
     s.memory_delta = c.kind == TaskKind::D2H ? -c.bytes : c.bytes;
     s.paired = false;
+    s.release_share = 1.0;
     id[k] = builder.add_task(s);
     if (c.after.valid()) builder.add_dependence(c.after, id[k]);
     if (c.pair != SIZE_MAX) builder.add_dependence(id[c.pair], id[k]);

@@ -36,6 +36,8 @@ Slot slot_of(TaskKind kind) {
     case TaskKind::D2H:
     case TaskKind::H2D:
     case TaskKind::A2A:
+    case TaskKind::ReduceScatter:
+    case TaskKind::AllGather:
       break;
   }
   return kForward;

@@ -52,6 +52,7 @@ std::vector<TaskId> recompute_into(perflow::detail::GraphExtension& x, const Cos
     TaskSpec spec = graph.spec(task);
     spec.kind = TaskKind::R;
     spec.paired = false;
+    spec.release_share = 1.0;
     spec.duration = c.duration(TaskKind::R);
     spec.memory_delta = c.recomputed_memory_delta(TaskKind::R);
     recompute_of[t] = x.add_task(spec);

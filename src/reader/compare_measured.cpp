@@ -126,7 +126,8 @@ std::vector<StepBreakdown> predicted_breakdown(const study::Config& config, cons
         b.idle_in_tasks += idle;
         b.task_compute += overlap - idle;
       } else if (kind == TaskKind::Send || kind == TaskKind::Recv || kind == TaskKind::AllReduce ||
-                 kind == TaskKind::A2A) {
+                 kind == TaskKind::A2A || kind == TaskKind::ReduceScatter ||
+                 kind == TaskKind::AllGather) {
         b.communication += overlap;
       } else {
         b.other_compute += overlap;

@@ -40,12 +40,14 @@ Priority priority_of(const EventGraph& g, TaskId t) {
   return {rank, g.microbatch(t), chunk, t.value};
 }
 
-enum class EventType : std::uint8_t { Finish = 0, Wake = 1 };
+// Release: a successor whose release share is below 1 gets its input part-way through a task.
+enum class EventType : std::uint8_t { Finish = 0, Release = 1, Wake = 2 };
 
 struct Event {
   TimeNs time;
   EventType type;
-  std::uint32_t id;  // task for Finish, lane for Wake
+  std::uint32_t id;        // task for Finish and Release, lane for Wake
+  std::uint32_t from = 0;  // for Release: the predecessor
 
   friend auto operator<=>(const Event&, const Event&) = default;
 };
@@ -78,6 +80,7 @@ Trace simulate_greedy(const EventGraph& graph, const SimulationOptions& options)
   MinHeap<Event> events;
   const CommunicationCost comm(graph, options);
   check_time_range(graph, comm);
+  const bool has_shares = !graph.release_shares().empty();
 
   const auto release = [&](TaskId t) {
     const std::uint32_t l = graph.lane(t).value;
@@ -96,12 +99,19 @@ Trace simulate_greedy(const EventGraph& graph, const SimulationOptions& options)
       const LaneId here = graph.lane(done);
       busy[here.value] = false;
       for (const Adjacent& s : graph.successors(done)) {
-        if (s.kind() != EdgeKind::Data) continue;
+        if (s.kind() != EdgeKind::Data || graph.release_share(s.task()) < 1.0) continue;
         const TimeNs arrival = e.time + comm(done, s.task());
         ready_time[s.task().value] = std::max(ready_time[s.task().value], arrival);
         if (--pending[s.task().value] == 0) release(s.task());
       }
       events.push({e.time, EventType::Wake, here.value});
+      continue;
+    }
+    if (e.type == EventType::Release) {
+      const TaskId to{e.id};
+      const TimeNs arrival = e.time + comm(TaskId{e.from}, to);
+      ready_time[to.value] = std::max(ready_time[to.value], arrival);
+      if (--pending[to.value] == 0) release(to);
       continue;
     }
     const std::uint32_t d = e.id;
@@ -118,6 +128,14 @@ Trace simulate_greedy(const EventGraph& graph, const SimulationOptions& options)
     trace.finish[t.value] = e.time + graph.duration(t);
     trace.lane_events[d].push_back(t);
     events.push({trace.finish[t.value], EventType::Finish, t.value});
+    if (has_shares) {
+      for (const Adjacent& s : graph.successors(t)) {
+        const double share = graph.release_share(s.task());
+        if (s.kind() != EdgeKind::Data || share >= 1.0) continue;
+        events.push({EventGraph::released_at(e.time, trace.finish[t.value], share),
+                     EventType::Release, s.task().value, t.value});
+      }
+    }
   }
   return trace;
 }

@@ -72,9 +72,12 @@ std::vector<TaskId> binding_chain(const EventGraph& graph, const Trace& trace,
     chain.push_back(current);
     const TimeNs start = trace.start_of(current);
     arrivals.clear();
+    const double share = graph.release_share(current);
     for (const Adjacent& p : graph.predecessors(current)) {
       if (p.kind() == EdgeKind::Data &&
-          trace.finish_of(p.task()) + comm(p.task(), current) == start) {
+          EventGraph::released_at(trace.start_of(p.task()), trace.finish_of(p.task()), share) +
+                  comm(p.task(), current) ==
+              start) {
         arrivals.push_back(p.task());
       }
     }
@@ -110,9 +113,13 @@ TimeNs longest_data_path(const EventGraph& graph, const CommunicationCost& comm)
   TimeNs bound = 0;
   const auto visit = [&](TaskId t) {
     TimeNs ready = 0;
+    const double share = graph.release_share(t);
     for (const Adjacent& p : graph.predecessors(t)) {
       if (p.kind() != EdgeKind::Data) continue;
-      ready = std::max(ready, earliest_finish[p.task().value] + comm(p.task(), t));
+      const TimeNs finish = earliest_finish[p.task().value];
+      const TimeNs released =
+          EventGraph::released_at(finish - graph.duration(p.task()), finish, share);
+      ready = std::max(ready, released + comm(p.task(), t));
     }
     earliest_finish[t.value] = ready + graph.duration(t);
     bound = std::max(bound, earliest_finish[t.value]);

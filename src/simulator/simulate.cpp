@@ -68,6 +68,8 @@ Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options
   TimeNs* const finish = trace.finish.data();
   const CommunicationCost comm(graph, options);
   check_time_range(graph, comm);
+  const double* const shares =
+      graph.release_shares().empty() ? nullptr : graph.release_shares().data();
 
   // Program order is encoded as `order` edges, so "lane free" is one more predecessor.
   TimeNs bound = 0;
@@ -77,6 +79,7 @@ Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options
     TimeNs ready = 0;
     TimeNs data_ready = 0;
     const DeviceId here = device[t.value];
+    const double share = shares != nullptr ? shares[t.value] : 1.0;
     for (const Adjacent& p : graph.predecessors(t)) {
       const std::uint32_t from = p.task().value;
       if (p.kind() == EdgeKind::Order) {
@@ -84,8 +87,12 @@ Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options
         continue;
       }
       const TimeNs transfer = device[from] != here ? comm(p.task(), t) : 0;
-      ready = std::max(ready, finish[from] + transfer);
-      data_ready = std::max(data_ready, data_finish[from] + transfer);
+      // Released part-way through the predecessor: as long before its finish, both ways.
+      const TimeNs early =
+          share < 1.0 ? finish[from] - EventGraph::released_at(start[from], finish[from], share)
+                      : 0;
+      ready = std::max(ready, finish[from] - early + transfer);
+      data_ready = std::max(data_ready, data_finish[from] - early + transfer);
     }
     const std::size_t cost = costs.at(t.value);
     const TimeNs length = costs.duration[cost];

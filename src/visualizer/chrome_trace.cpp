@@ -188,7 +188,7 @@ std::string render_chrome_trace(const EventGraph& graph, const Trace& trace,
   for (const auto& points : memory) counter_count += points.size();
   const std::size_t time = digits(static_cast<std::uint64_t>(std::max<TimeNs>(last, 0)) / 1000) + 4;
   const std::size_t ids = digits(graph.lane_count() + 1) * 2;  // pid and tid
-  const std::size_t kind_name = 9;                             // "ALLREDUCE"
+  const std::size_t kind_name = 13;                            // "REDUCESCATTER"
   // With iterations: "@<k>" in the name and ,"iteration":<k> in the arguments.
   const bool iterations = graph.has_iterations();
   // With pairs: ,"paired_with":"<label>" on both tasks of each.

@@ -25,12 +25,14 @@ constexpr std::array<Rgb, kTaskKindCount> kKindColour = {
     // deuteranopia 0x44AA99 turns into OPT's grey; wine stays >= 23 CIELAB units from every
     // colour above for normal, protan, deutan and tritan vision, and takes white labels.
     from_hex(0x882255),
+    from_hex(0x9A3A00),  // REDUCESCATTER: dark vermillion (half of an all-reduce)
+    from_hex(0xF2A66E),  // ALLGATHER: light vermillion (the other half)
 };
 constexpr std::array<std::string_view, kTaskKindCount> kKindMeaning = {
-    "forward",           "backward (input)",          "backward (weight)", "backward (fused B+W)",
-    "transfer",          "data-parallel all-reduce",  "optimizer step",    "receive (blocking)",
-    "iteration barrier", "recompute (forward again)", "copy to host",      "copy from host",
-    "expert all-to-all"};
+    "forward",           "backward (input)",          "backward (weight)",   "backward (fused B+W)",
+    "transfer",          "data-parallel all-reduce",  "optimizer step",      "receive (blocking)",
+    "iteration barrier", "recompute (forward again)", "copy to host",        "copy from host",
+    "expert all-to-all", "gradient reduce-scatter",   "parameter all-gather"};
 
 }  // namespace
 

@@ -137,8 +137,10 @@ std::string jsonl_error(const std::string& text) {
 TEST(TaskTable, ReaderErrorsNameTheLine) {
   EXPECT_EQ(csv_error("0,compute,F,0,0,0,0,0,10\n0,compute,F,0,0,0,0,10\n"),
             "t.csv:line 3: expected 9 fields, got 8");
-  EXPECT_EQ(csv_error("0,compute,X,0,0,0,0,0,10\n"),
-            "t.csv:line 2: kind: expected F, B, W, BW, SEND, ALLREDUCE or OPT, got 'X'");
+  EXPECT_EQ(
+      csv_error("0,compute,X,0,0,0,0,0,10\n"),
+      "t.csv:line 2: kind: expected one of F, B, W, BW, SEND, ALLREDUCE, OPT, RECV, SYNC, R, D2H, "
+      "H2D, A2A, REDUCESCATTER, ALLGATHER, got 'X'");
   EXPECT_EQ(csv_error("0,compute,F,-1,0,0,0,0,10\n"),
             "t.csv:line 2: microbatch: expected an integer in [0, 4294967295], got '-1'");
   EXPECT_EQ(csv_error("0,\"a\nb\",F,0,0,0,0,0,1x\n"),

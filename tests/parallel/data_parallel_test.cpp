@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -131,6 +133,85 @@ TEST(DataParallel, OverlapStartsEachChunkAfterItsLastGradient) {
     } else {
       EXPECT_EQ(overlapped, 0u);
     }
+  }
+}
+
+// One stage, one microbatch: F [0,1000], BW [1000,3000]. 4000 gradient bytes in buckets of
+// 1500 over 2 ranks at 1 GB/s (a ring all-reduce of b bytes takes b ns; a reduce-scatter or an
+// all-gather b / 2). By hand:
+//   buckets 1500, 1500, 1000 bytes, produced after 0.375, 0.75 and all of BW:
+//   released at 1750, 2500, 3000.
+//   all-reduce:     [1750,3250] [3250,4750] [4750,5750], OPT [5750,6250]
+//   reduce-scatter: [1750,2500] [2500,3250] [3250,3750], OPT [3750,4250], then the
+//                   2000 parameter bytes gathered in the buckets' shares (750, 750, 500
+//                   bytes): [4250,4625] [4625,5000] [5000,5250]
+//   gathered under the forward instead: the first layers' bucket (500 bytes) [0,250] holds
+//                   F to [250,1250], then [250,625] [625,1000]; BW [1250,3250]; the
+//                   reduce-scatters released at 2000, 2750, 3250: [2000,2750] [2750,3500]
+//                   [3500,4000], OPT [4000,4500]
+TEST(DataParallel, BucketsAreReducedAsTheBackwardProducesThem) {
+  const EventGraph g =
+      build_schedule(pipeline_spec("1f1b", 1, 1, 1), CostTable({1000, 1000, 1000}));
+  DataParallelSpec dp;
+  dp.degree = 2;
+  dp.bandwidth = 1e9;
+  dp.bucket_bytes = 1500;
+  dp.gradient_bytes = {4000};
+  dp.parameter_bytes = {2000};
+  dp.optimizer = {500};
+  const auto spans = [](const EventGraph& graph, const simulator::SimulationResult& r,
+                        LaneId lane) {
+    std::vector<std::pair<std::string, std::pair<TimeNs, TimeNs>>> out;
+    for (const TaskId t : r.trace.events(lane)) {
+      out.push_back(
+          {std::string(to_string(graph.kind(t))), {r.trace.start_of(t), r.trace.finish_of(t)}});
+    }
+    return out;
+  };
+  using Spans = std::vector<std::pair<std::string, std::pair<TimeNs, TimeNs>>>;
+  {
+    const EventGraph with_dp = add_data_parallel(g, dp);
+    EXPECT_EQ(with_dp.task_count(), g.task_count() + 3 + 1);  // a task per bucket, OPT
+    const simulator::SimulationResult r = simulator::simulate(with_dp);
+    EXPECT_EQ(spans(with_dp, r, LaneId{1}), (Spans{{"ALLREDUCE", {1750, 3250}},
+                                                   {"ALLREDUCE", {3250, 4750}},
+                                                   {"ALLREDUCE", {4750, 5750}}}));
+    EXPECT_EQ(r.metrics.makespan, 6250);
+    // Greedy simulation releases the buckets at the same points.
+    EXPECT_EQ(simulator::simulate(with_dp, {0, simulator::SimulationMode::Greedy}).metrics.makespan,
+              6250);
+  }
+  {
+    dp.overlap = false;  // one all-reduce after the backward: [3000,7000], OPT [7000,7500]
+    const simulator::SimulationResult r = simulator::simulate(add_data_parallel(g, dp));
+    EXPECT_EQ(r.metrics.makespan, 7500);
+    dp.overlap = true;
+  }
+  dp.sharded = true;
+  {
+    const EventGraph with_dp = add_data_parallel(g, dp);
+    EXPECT_EQ(with_dp.lane_info(LaneId{1}).name, "dp collectives");
+    const simulator::SimulationResult r = simulator::simulate(with_dp);
+    EXPECT_EQ(spans(with_dp, r, LaneId{1}), (Spans{{"REDUCESCATTER", {1750, 2500}},
+                                                   {"REDUCESCATTER", {2500, 3250}},
+                                                   {"REDUCESCATTER", {3250, 3750}},
+                                                   {"ALLGATHER", {4250, 4625}},
+                                                   {"ALLGATHER", {4625, 5000}},
+                                                   {"ALLGATHER", {5000, 5250}}}));
+    EXPECT_EQ(r.metrics.makespan, 5250);
+  }
+  dp.overlap_param_gather = true;
+  {
+    const EventGraph with_dp = add_data_parallel(g, dp);
+    const simulator::SimulationResult r = simulator::simulate(with_dp);
+    EXPECT_EQ(spans(with_dp, r, LaneId{1}), (Spans{{"ALLGATHER", {0, 250}},
+                                                   {"ALLGATHER", {250, 625}},
+                                                   {"ALLGATHER", {625, 1000}},
+                                                   {"REDUCESCATTER", {2000, 2750}},
+                                                   {"REDUCESCATTER", {2750, 3500}},
+                                                   {"REDUCESCATTER", {3500, 4000}}}));
+    EXPECT_EQ(r.trace.start_of(r.trace.events(DeviceId{0}).front()), 250);
+    EXPECT_EQ(r.metrics.makespan, 4500);
   }
 }
 

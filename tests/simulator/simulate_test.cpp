@@ -107,6 +107,44 @@ TEST(Simulate, GreedyModeRunsGraphsWithoutProgramOrder) {
   (void)w0;
 }
 
+// A task released part-way through its predecessor (TaskSpec::release_share), by hand:
+//   d0 compute: A [0,1000]  C [1000,1400]
+//   d0 link:    X (share 0.25) [250,850]  Y (share 0.5, after X on the lane) [850,1050]
+// Ordered and greedy agree; the critical path and the dependency bound follow the release.
+TEST(Simulate, ReleaseSharePartWayThroughAPredecessor) {
+  EventGraphBuilder b(1);
+  const LaneId link = b.add_lane(DeviceId{0}, "dp all-reduce");
+  const TaskId a = b.add_task(TaskSpec{TaskKind::BW, DeviceId{0}, StageId{0}, 0, 0, 1000, 0.0});
+  const TaskId c = b.add_task(TaskSpec{TaskKind::F, DeviceId{0}, StageId{0}, 1, 0, 400, 0.0});
+  TaskSpec x{TaskKind::AllReduce, DeviceId{0}, StageId{0}, 0, 0, 600, 0.0, link};
+  x.release_share = 0.25;
+  TaskSpec y = x;
+  y.duration = 200;
+  y.release_share = 0.5;
+  const TaskId tx = b.add_task(x);
+  const TaskId ty = b.add_task(y);
+  b.add_dependence(a, tx);
+  b.add_dependence(a, ty);
+  for (const TaskId t : {a, c, tx, ty}) b.append_to_program(t);
+  const EventGraph g = std::move(b).freeze();
+  EXPECT_EQ(g.release_share(tx), 0.25);
+  EXPECT_EQ(g.release_share(a), 1.0);
+  for (const SimulationMode mode : {SimulationMode::Ordered, SimulationMode::Greedy}) {
+    SCOPED_TRACE(mode == SimulationMode::Ordered ? "ordered" : "greedy");
+    const SimulationResult r = simulate(g, SimulationOptions{0, mode});
+    EXPECT_EQ(r.trace.start, (BigVector<TimeNs>{0, 1000, 250, 850}));
+    EXPECT_EQ(r.metrics.makespan, 1400);
+    EXPECT_EQ(r.metrics.devices[0].communication, 800);
+  }
+  const SimulationResult r = simulate(g);
+  EXPECT_EQ(r.metrics.dependency_bound, 1000);  // A then C; X ends at 850, Y at 700 alone
+  // A spec's share must be a share.
+  EventGraphBuilder bad(1);
+  TaskSpec wrong{TaskKind::F, DeviceId{0}, StageId{0}, 0, 0, 10, 0.0};
+  wrong.release_share = 1.5;
+  EXPECT_THROW((void)bad.add_task(wrong), ScheduleError);
+}
+
 // Transfers pay latency + bytes / bandwidth on the link between the devices' nodes.
 TEST(Simulate, LinkLatencyBandwidthAndNodes) {
   EXPECT_EQ(CommunicationCost::transfer(Link{2000, 400e9}, 1000, 64e6), 1000 + 2000 + 160'000);

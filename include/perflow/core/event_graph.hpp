@@ -58,6 +58,11 @@ struct TaskSpec {
   /// (this one takes no time of its own). How timelines and traces know to draw the two as
   /// one pair.
   bool paired = false;
+  /// The share of each data predecessor's run after which the task may start, in [0, 1]: what
+  /// it needs is produced part-way through them, as a gradient bucket is ready for its
+  /// reduction once the backward has computed the bucket's last gradient, before the backward
+  /// task as a whole ends. 1 (the default) waits for them to finish.
+  double release_share = 1.0;
 };
 
 /// A lane: one sequential stream of work on a device. Lanes 0..devices-1 are the devices'
@@ -106,6 +111,8 @@ struct TaskColumns {
   BigVector<std::uint32_t> iteration;
   /// TaskSpec::paired; empty while no task is paired.
   BigVector<std::uint8_t> paired;
+  /// TaskSpec::release_share; empty while every share is 1.
+  BigVector<double> release_share;
 
   [[nodiscard]] std::size_t size() const { return kind.size(); }
   void reserve(std::size_t n);
@@ -306,6 +313,18 @@ class EventGraph {
   }
   /// True when some task is paired.
   [[nodiscard]] bool has_pairs() const { return !tasks_.paired.empty(); }
+  /// TaskSpec::release_share of t.
+  [[nodiscard]] double release_share(TaskId t) const {
+    return tasks_.release_share.empty() ? 1.0 : tasks_.release_share[t.value];
+  }
+  /// Every task's release share, or empty while all are 1.
+  [[nodiscard]] std::span<const double> release_shares() const { return tasks_.release_share; }
+  /// When a task whose release share is `share` may start after a data predecessor that ran
+  /// [start, finish]: start + share x (finish - start), rounded down.
+  [[nodiscard]] static TimeNs released_at(TimeNs start, TimeNs finish, double share) {
+    return share >= 1.0 ? finish
+                        : start + static_cast<TimeNs>(share * static_cast<double>(finish - start));
+  }
   /// The other task of t's overlapped pair: for a paired task, the F before it in its lane's
   /// program; for that F, the paired task after it; invalid when t is in no pair. O(1): a
   /// program's order edge comes first in both adjacency lists.

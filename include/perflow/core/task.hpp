@@ -20,7 +20,9 @@ namespace perflow {
 /// before the backward that needs them (activation recomputation); D2H copies an activation
 /// (or optimizer state) to host memory and H2D copies it back, on the device's host link.
 /// A2A is the expert-parallel all-to-all (dispatch and combine) of one F's or backward's MoE
-/// layers, on the device's `ep a2a` lane.
+/// layers, on the device's `ep a2a` lane. With the distributed optimizer, REDUCESCATTER
+/// reduces a gradient bucket's bytes leaving each replica its shard, and ALLGATHER gathers a
+/// bucket's updated parameters back from the shards.
 enum class TaskKind : std::uint8_t {
   F,
   B,
@@ -34,10 +36,12 @@ enum class TaskKind : std::uint8_t {
   R,
   D2H,
   H2D,
-  A2A
+  A2A,
+  ReduceScatter,
+  AllGather
 };
 
-inline constexpr int kTaskKindCount = 13;
+inline constexpr int kTaskKindCount = 15;
 
 /// D2H and H2D: copies over the host link.
 constexpr bool is_host_copy(TaskKind kind) {
@@ -59,7 +63,7 @@ struct TaskLabel {
   std::uint32_t chunk;
 };
 
-/// The most bytes put_task_label writes: a kind name (9 at most, "ALLREDUCE"; 16 allowed)
+/// The most bytes put_task_label writes: a kind name (13 at most, "REDUCESCATTER"; 16 allowed)
 /// and three 32-bit numbers with their separators.
 inline constexpr std::size_t kMaxTaskLabel = 16 + 3 * 10 + 2;
 

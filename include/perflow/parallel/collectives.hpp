@@ -18,6 +18,16 @@ namespace perflow::parallel {
 /// 0. Throws ScheduleError beyond 1e18 ns.
 TimeNs ring_all_reduce_time(double bytes, std::uint32_t ranks, TimeNs latency, double bandwidth);
 
+/// The time of a ring reduce-scatter of `bytes` (each rank keeps the reduced bytes / n):
+/// the first half of the ring all-reduce, (n - 1) latency + ceil((n - 1) / n * bytes /
+/// bandwidth). Same sources and limits as ring_all_reduce_time.
+TimeNs ring_reduce_scatter_time(double bytes, std::uint32_t ranks, TimeNs latency,
+                                double bandwidth);
+
+/// The time of a ring all-gather that leaves `bytes` on every rank (bytes / n from each): the
+/// second half of the ring all-reduce, the same time as ring_reduce_scatter_time.
+TimeNs ring_all_gather_time(double bytes, std::uint32_t ranks, TimeNs latency, double bandwidth);
+
 /// One link class: latency per step (or transfer) and bandwidth (bytes/s; 0 means
 /// unlimited, latency only).
 struct LinkCost {

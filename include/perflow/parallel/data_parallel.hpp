@@ -16,27 +16,53 @@ struct DataParallelSpec {
   /// The link a data-parallel all-reduce runs over (usually between nodes).
   TimeNs latency = 0;
   double bandwidth = 0;  ///< bytes/s; 0 means unlimited
-  /// true: each (stage, chunk) all-reduces as soon as its last weight gradient is done,
-  /// overlapping the device's remaining backward work (Megatron-LM's overlap_grad_reduce,
-  /// PyTorch DDP's bucketed reduction); false: after the device's last compute task.
+  /// true: each (stage, chunk)'s gradients are reduced bucket by bucket as the backward
+  /// produces them, overlapping the device's remaining backward work (Megatron-LM's
+  /// overlap_grad_reduce, PyTorch DDP's bucketed reduction); false: in one collective per
+  /// (stage, chunk), after the device's last compute task.
   bool overlap = true;
-  /// Per (stage, chunk), stage-major with `chunks` per stage: the gradient bytes it reduces
-  /// and its optimizer step. Missing entries count as 0.
+  /// With `overlap`: the most gradient bytes one bucket reduces (Megatron-Core's
+  /// DistributedDataParallel bucket_size, in bytes); 0 means one bucket per (stage, chunk).
+  double bucket_bytes = 0;
+  /// The distributed optimizer (Megatron-LM's ZeRO-1): each bucket is reduce-scattered
+  /// instead of all-reduced, each replica steps its shard, and the updated parameters
+  /// (`parameter_bytes`) are all-gathered back, bucket by bucket.
+  bool sharded = false;
+  /// With `sharded`: true gathers each bucket's parameters at the start of the iteration,
+  /// under its forward (Megatron-LM's overlap_param_gather: the step before's update, which
+  /// a chunk's first forward waits for); false gathers them right after the optimizer step.
+  bool overlap_param_gather = false;
+  /// Per (stage, chunk), stage-major with `chunks` per stage: the gradient bytes it reduces,
+  /// the parameter bytes it gathers (sharded only) and its optimizer step. Missing entries
+  /// count as 0.
   std::uint32_t chunks = 1;
   std::vector<double> gradient_bytes;
+  std::vector<double> parameter_bytes;
   std::vector<TimeNs> optimizer;
   /// Per stage: the fixed host work of one iteration on its device (the step overhead),
   /// added to the device's optimizer step. Missing entries count as 0.
   std::vector<TimeNs> step_overhead;
 };
 
-/// Adds, per device, one ALLREDUCE per (stage, chunk) it runs, on its lane "dp all-reduce"
-/// (one at a time, in the order their last gradients complete in its program), each taking
-/// ring_all_reduce_time(gradient bytes, degree, link), and one OPT task at the end of its
-/// compute program that waits for all of its all-reduces and lasts the sum of its (stage,
-/// chunk)s' optimizer steps plus its stages' step overheads. A (stage, chunk)'s last gradient is
-/// its last W or BW in program order. With degree 1 there is no all-reduce; without optimizer or
-/// step overhead no OPT. Needs a graph with program order (ScheduleError otherwise).
+/// Adds, per device, the data-parallel collectives of each (stage, chunk) it runs, on its
+/// lane "dp all-reduce" ("dp collectives" when sharded), and one OPT task at the end of its
+/// compute program that waits for the gradient collectives and lasts the sum of its (stage,
+/// chunk)s' optimizer steps plus its stages' step overheads.
+///
+/// A (stage, chunk)'s gradients are produced by its last gradient task in program order (its
+/// last W or BW: the last microbatch's backward, which completes the accumulation), at an
+/// even rate over that task, last layers first. With `overlap` they are split into
+/// ceil(bytes / bucket_bytes) buckets, each full but the last (the first layers'), each an
+/// ALLREDUCE (REDUCESCATTER when sharded) released when the share of the gradient task that
+/// produces its last gradient has run (TaskSpec::release_share), taking
+/// ring_all_reduce_time (ring_reduce_scatter_time) of its bytes over `degree` ranks; the lane
+/// runs them one at a time, in the order they are released. Without `overlap`, one per
+/// (stage, chunk), after the device's last compute task. Sharded, each bucket's parameters
+/// (its share of `parameter_bytes`) are then gathered by an ALLGATHER of
+/// ring_all_gather_time: after OPT, or, with `overlap_param_gather`, first on the lane, the
+/// chunk's first forward waiting for the bucket of its first layers. With degree 1 there are
+/// no collectives; without optimizer or step overhead no OPT. Needs a graph with program
+/// order (ScheduleError otherwise).
 EventGraph add_data_parallel(const EventGraph& graph, const DataParallelSpec& spec);
 /// The same, taking `graph`'s arrays instead of copying them.
 EventGraph add_data_parallel(EventGraph&& graph, const DataParallelSpec& spec);

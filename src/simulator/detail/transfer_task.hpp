@@ -14,6 +14,7 @@ inline TaskSpec transfer_task(const EventGraph& graph, TaskId like, TaskKind kin
   spec.memory_delta = 0.0;
   spec.lane = lane;
   spec.paired = false;  // a transfer is never half of an overlapped pair
+  spec.release_share = 1.0;
   return spec;
 }
 
