@@ -170,4 +170,44 @@ EventGraph add_data_parallel(EventGraph&& base, const DataParallelSpec& spec) {
   return std::move(builder).freeze();
 }
 
+namespace {
+
+bool is_data_parallel_collective(TaskKind kind) {
+  return kind == TaskKind::AllReduce || kind == TaskKind::ReduceScatter ||
+         kind == TaskKind::AllGather;
+}
+
+}  // namespace
+
+std::vector<DataParallelTime> data_parallel_time(const EventGraph& graph, const Trace& trace) {
+  std::vector<DataParallelTime> out(graph.device_count());
+  // Most graphs have none (the summary asks for every run).
+  if (!graph.has_kind(TaskKind::AllReduce) && !graph.has_kind(TaskKind::ReduceScatter) &&
+      !graph.has_kind(TaskKind::AllGather)) {
+    return out;
+  }
+  for (std::uint32_t l = graph.device_count(); l < graph.lane_count() && l < trace.lane_count();
+       ++l) {
+    const DeviceId device = graph.lane_info(LaneId{l}).device;
+    const std::span<const TaskId> compute = trace.events(device);
+    DataParallelTime& time = out[device.value];
+    // Both lanes run one task at a time in time order: one walk along the compute lane.
+    std::size_t next = 0;
+    for (const TaskId t : trace.events(LaneId{l})) {
+      if (!is_data_parallel_collective(graph.kind(t))) continue;
+      const TimeNs from = trace.start_of(t);
+      const TimeNs to = trace.finish_of(t);
+      while (next < compute.size() && trace.finish_of(compute[next]) <= from) ++next;
+      TimeNs covered = 0;
+      for (std::size_t i = next; i < compute.size() && trace.start_of(compute[i]) < to; ++i) {
+        covered += std::min(to, trace.finish_of(compute[i])) -
+                   std::max(from, trace.start_of(compute[i]));
+      }
+      time.total += to - from;
+      time.exposed += to - from - covered;
+    }
+  }
+  return out;
+}
+
 }  // namespace perflow::parallel

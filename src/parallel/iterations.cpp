@@ -69,6 +69,11 @@ EventGraph repeat_iterations(const EventGraph& graph, const IterationSpec& spec)
       const auto next = graph.program(LaneId{graph.lane_info(LaneId{l}).device.value});
       if (program.empty() || next.empty() || writes_back(program)) continue;
       builder.add_dependence(copy_of(k, program.back()), copy_of(k + 1, next.front()));
+      // A lane that begins by gathering parameters (the distributed optimizer's overlapped
+      // all-gather) gathers what the device's step before wrote.
+      if (graph.kind(program.front()) == TaskKind::AllGather) {
+        builder.add_dependence(copy_of(k, next.back()), copy_of(k + 1, program.front()));
+      }
     }
     if (!sync_lane.valid()) continue;
     const TaskId sync = builder.add_task(

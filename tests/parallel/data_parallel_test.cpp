@@ -177,6 +177,12 @@ TEST(DataParallel, BucketsAreReducedAsTheBackwardProducesThem) {
                                                    {"ALLREDUCE", {3250, 4750}},
                                                    {"ALLREDUCE", {4750, 5750}}}));
     EXPECT_EQ(r.metrics.makespan, 6250);
+    // Under BW: 1250 of the first bucket's 1500; the rest waits in the open.
+    const std::vector<DataParallelTime> time = data_parallel_time(with_dp, r.trace);
+    ASSERT_EQ(time.size(), 1u);
+    EXPECT_EQ(time[0].total, 4000);
+    EXPECT_EQ(time[0].exposed, 2750);
+    EXPECT_EQ(time[0].hidden(), 1250);
     // Greedy simulation releases the buckets at the same points.
     EXPECT_EQ(simulator::simulate(with_dp, {0, simulator::SimulationMode::Greedy}).metrics.makespan,
               6250);

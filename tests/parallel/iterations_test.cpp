@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -84,6 +85,33 @@ TEST(Iterations, AsynchronousDevicesGoOnAfterTheirOwnStep) {
   EXPECT_EQ(start_of(1, 4), 10000);
   EXPECT_EQ(r.metrics.iteration_finish, (std::vector<TimeNs>{9000, 18000}));
   EXPECT_EQ(r.metrics.iteration_time, 9000);
+}
+
+// The distributed optimizer's parameters gathered under the next forward
+// (DataParallel.BucketsAreReducedAsTheBackwardProducesThem has iteration 0, which ends with
+// OPT [4000,4500]): iteration 1's gathers wait for that step, [4500,4750] [4750,5125]
+// [5125,5500]; its F waits for the first, [4750,5750]; BW [5750,7750]; the reduce-scatters
+// released at 6500, 7250, 7750 run [6500,7250] [7250,8000] [8000,8500]; OPT [8500,9000].
+TEST(Iterations, GatheredParametersAreTheStepBefores) {
+  const EventGraph one = build_schedule(pipeline_spec("1f1b", 1, 1), CostTable({1000, 1000, 1000}));
+  DataParallelSpec dp;
+  dp.degree = 2;
+  dp.bandwidth = 1e9;
+  dp.bucket_bytes = 1500;
+  dp.gradient_bytes = {4000};
+  dp.parameter_bytes = {2000};
+  dp.optimizer = {500};
+  dp.sharded = true;
+  dp.overlap_param_gather = true;
+  const EventGraph g = repeated(add_data_parallel(one, dp), 2, false);
+  const simulator::SimulationResult r = simulator::simulate(g);
+  std::vector<TimeNs> starts;
+  for (const TaskId t : r.trace.events(LaneId{1})) {
+    if (g.iteration(t) == 1) starts.push_back(r.trace.start_of(t));
+  }
+  EXPECT_EQ(starts, (std::vector<TimeNs>{4500, 4750, 5125, 6500, 7250, 8000}));
+  EXPECT_EQ(r.metrics.iteration_finish, (std::vector<TimeNs>{4500, 9000}));
+  EXPECT_EQ(r.metrics.iteration_time, 4500);
 }
 
 // Asynchronous ZeroBubble: the steady-state period is the longest span of one device's

@@ -5,6 +5,7 @@
 
 #include "perflow/core/event_graph.hpp"
 #include "perflow/core/time.hpp"
+#include "perflow/core/trace.hpp"
 
 namespace perflow::parallel {
 
@@ -66,5 +67,18 @@ struct DataParallelSpec {
 EventGraph add_data_parallel(const EventGraph& graph, const DataParallelSpec& spec);
 /// The same, taking `graph`'s arrays instead of copying them.
 EventGraph add_data_parallel(EventGraph&& graph, const DataParallelSpec& spec);
+
+/// A device's data-parallel collectives (ALLREDUCE, REDUCESCATTER, ALLGATHER): their time, and
+/// the part of it its compute lane spent idle (exposed) rather than computing (hidden).
+struct DataParallelTime {
+  TimeNs total = 0;
+  TimeNs exposed = 0;
+
+  [[nodiscard]] TimeNs hidden() const { return total - exposed; }
+};
+
+/// Per device, from a simulated trace of `graph`: one pass over its lanes. All zero without
+/// data-parallel collectives.
+std::vector<DataParallelTime> data_parallel_time(const EventGraph& graph, const Trace& trace);
 
 }  // namespace perflow::parallel
