@@ -229,10 +229,12 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   if (layers.head && !(layers.embedding && model.tied_embeddings)) c.parameters += table;
   if (layers.head) c.parameters += h;
   // Mixed-precision Adam (Megatron-LM's distributed optimizer notes): 2-byte weights,
-  // fp32 main gradients, fp32 master weights and two moments (12 bytes, sharded over data
-  // parallelism with the distributed optimizer).
+  // main gradients in the reduction's type (fp32 unless asked otherwise), fp32 master
+  // weights and two moments (12 bytes, sharded over data parallelism with the distributed
+  // optimizer).
+  const double gradient_width = training.gradient_width();
   c.weight_bytes = 2 * c.parameters;
-  c.gradient_bytes = 4 * c.parameters;
+  c.gradient_bytes = gradient_width * c.parameters;
   c.optimizer_bytes =
       12 * c.parameters / (training.distributed_optimizer ? double(degrees.data) : 1.0);
   // Expert parameters have data / EP replicas (the expert-data-parallel group), which also
@@ -246,14 +248,15 @@ PositionCosts derive_position(const Transformer& model, const Training& training
 
   // Traffic: the activation to the next position, the tensor-parallel all-reduces (two per
   // layer in F and in B, one for the embedding; a MoE layer's all-gather and reduce-scatter
-  // of its tokens over the tensor-parallel ranks move as much), the fp32 gradients across
+  // of its tokens over the tensor-parallel ranks move as much), the gradients across
   // replicas.
   c.boundary_bytes = 2 * tokens * h * r;
   if (degrees.tensor > 1) {
     c.tp_allreduce_bytes = 2 * tokens * h;
     c.tp_allreduces = 2 * layers.count + (layers.embedding ? 1 : 0);
   }
-  c.dp_gradient_bytes = 4 * c.parameters;
+  c.dp_gradient_bytes = gradient_width * c.parameters;
+  c.dp_parameter_bytes = training.distributed_optimizer ? 2 * c.parameters : 0.0;
   if (expert_parameters > 0 && degrees.data > 1) {
     // Dense gradients all-reduce over the data ranks, expert gradients over their data / EP
     // replicas only. The data-parallel model runs one ring over `data` ranks per chunk
@@ -263,7 +266,9 @@ PositionCosts derive_position(const Transformer& model, const Training& training
     // are taken to be the data ring's.)
     const double ring = (dp - 1) / dp;
     const double expert_ring = (expert_dp - 1) / expert_dp;
-    c.dp_gradient_bytes = 4 * (dense_parameters + expert_parameters * expert_ring / ring);
+    const double reduced = dense_parameters + expert_parameters * expert_ring / ring;
+    c.dp_gradient_bytes = gradient_width * reduced;
+    if (training.distributed_optimizer) c.dp_parameter_bytes = 2 * reduced;
   }
   // Expert parallelism: each MoE layer dispatches this rank's T r tokens to their top_k
   // experts and combines them back, in 2-byte activations (DeepSeek-V3 report, section 3.2.2;

@@ -14,6 +14,25 @@ std::string_view to_string(Recompute recompute) {
   return "none";
 }
 
+std::string_view to_string(ReduceDtype dtype) {
+  switch (dtype) {
+    case ReduceDtype::Bf16:
+      return "bf16";
+    case ReduceDtype::Fp16:
+      return "fp16";
+    case ReduceDtype::Fp32:
+      break;
+  }
+  return "fp32";
+}
+
+std::optional<ReduceDtype> parse_reduce_dtype(std::string_view text) {
+  if (text == "fp32") return ReduceDtype::Fp32;
+  if (text == "bf16") return ReduceDtype::Bf16;
+  if (text == "fp16") return ReduceDtype::Fp16;
+  return std::nullopt;
+}
+
 std::optional<Recompute> parse_recompute(std::string_view text) {
   if (text == "none") return Recompute::None;
   if (text == "selective") return Recompute::Selective;

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "perflow/core/detail/graph_extension.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/parallel/collectives.hpp"
@@ -18,18 +20,20 @@ T entry(const std::vector<T>& values, std::size_t index) {
   return index < values.size() ? values[index] : T{};
 }
 
+constexpr std::uint64_t kMaxBuckets = std::uint64_t{1} << 20;
+
 // A (stage, chunk)'s gradient bytes in buckets of at most `size` (0: one bucket), filled in
 // the order the backward produces them: every bucket full but the last.
 struct Buckets {
   double total;
   double size;
 
-  [[nodiscard]] std::uint32_t count() const {
+  [[nodiscard]] std::uint64_t count() const {
     if (size <= 0 || total <= size) return 1;
-    return static_cast<std::uint32_t>(std::ceil(total / size));
+    return static_cast<std::uint64_t>(std::min(std::ceil(total / size), 1e18));
   }
   [[nodiscard]] double bytes(std::uint32_t j) const {
-    return j + 1 < count() ? size : total - size * (count() - 1);
+    return j + 1 < count() ? size : total - size * static_cast<double>(count() - 1);
   }
   // The share of the gradient task that has run when bucket j's last gradient is produced.
   [[nodiscard]] double produced_after(std::uint32_t j) const {
@@ -117,7 +121,13 @@ EventGraph add_data_parallel(EventGraph&& base, const DataParallelSpec& spec) {
       lane = builder.add_lane(DeviceId{d}, spec.sharded ? "dp collectives" : "dp all-reduce");
       for (const auto& [position, key] : by_position) {
         const Buckets b{entry(spec.gradient_bytes, index(key)),
-                        spec.overlap ? spec.bucket_bytes : 0.0};
+                        spec.overlap ? entry(spec.bucket_bytes, index(key)) : 0.0};
+        if (b.count() > kMaxBuckets) {
+          throw ScheduleError(fmt::format(
+              "stage {} chunk {}: {} gradient bytes in buckets of {} make {} buckets, more than "
+              "{}",
+              key.first, key.second, b.total, b.size, b.count(), kMaxBuckets));
+        }
         if (spec.sharded) gathers.emplace_back(key, b);
       }
       if (spec.sharded && spec.overlap_param_gather) {
@@ -128,7 +138,7 @@ EventGraph add_data_parallel(EventGraph&& base, const DataParallelSpec& spec) {
           return places[x.first].first_forward < places[y.first].first_forward;
         });
         for (const auto& [key, b] : gathers) {
-          for (std::uint32_t j = b.count(); j-- > 0;) {
+          for (auto j = static_cast<std::uint32_t>(b.count()); j-- > 0;) {
             const TaskId gather =
                 collective(TaskKind::AllGather, key, gathered(key, b, j), lane, 1.0);
             const std::size_t first = places[key].first_forward;
@@ -140,7 +150,7 @@ EventGraph add_data_parallel(EventGraph&& base, const DataParallelSpec& spec) {
       const TaskKind reduce = spec.sharded ? TaskKind::ReduceScatter : TaskKind::AllReduce;
       for (const auto& [position, key] : by_position) {
         const Buckets b{entry(spec.gradient_bytes, index(key)),
-                        spec.overlap ? spec.bucket_bytes : 0.0};
+                        spec.overlap ? entry(spec.bucket_bytes, index(key)) : 0.0};
         for (std::uint32_t j = 0; j < b.count(); ++j) {
           const TaskId r =
               collective(reduce, key, b.bytes(j), lane, spec.overlap ? b.produced_after(j) : 1.0);

@@ -129,6 +129,18 @@ void parse_parallelism(const JsonCursor& c, Config& config) {
   if (auto overlap = c.find("overlap_grad_reduce")) {
     config.data_parallel.overlap = overlap->as_bool();
   }
+  if (auto size = c.find("grad_bucket_size")) {
+    config.grad_bucket_size =
+        detail::read_integer(*size, detail::kParallelismSection.field("grad_bucket_size"));
+  }
+  if (auto gather = c.find("overlap_param_gather")) {
+    config.data_parallel.overlap_param_gather = gather->as_bool();
+    // Megatron-LM asserts the same: the gather is the distributed optimizer's, issued by the
+    // overlapped reduction's machinery.
+    if (config.data_parallel.overlap_param_gather && !config.data_parallel.overlap) {
+      gather->fail("overlapping the parameter gather needs overlap_grad_reduce: true");
+    }
+  }
 }
 
 }  // namespace

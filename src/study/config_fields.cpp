@@ -16,6 +16,7 @@ constexpr std::string_view kPer[] = {kCostsPerChunk, kCostsPerStage};
 constexpr std::string_view kMlps[] = {"gelu", "swiglu"};
 constexpr std::string_view kPrecisions[] = {"bf16", "fp16", "fp8"};
 constexpr std::string_view kRecomputes[] = {"none", "selective", "full"};
+constexpr std::string_view kReduceDtypes[] = {"fp32", "bf16", "fp16"};
 
 constexpr double kMaxSize = 1 << 24;
 constexpr double kMaxDegree = 1 << 20;
@@ -428,8 +429,23 @@ constexpr Field kParallelismFields[] = {
      .max = kMaxDegree},
     {.name = "overlap_grad_reduce",
      .kind = K::Boolean,
-     .description = "each chunk's all-reduce starts after its last W (default true)",
+     .description = "gradients are reduced bucket by bucket as the backward produces them, "
+                    "under the rest of the backward (default true); false: after the "
+                    "device's last compute task",
      .default_value = "true"},
+    {.name = "grad_bucket_size",
+     .kind = K::Integer,
+     .description = "parameters per gradient bucket on stage 0's first chunk (Megatron-LM "
+                    "buckets only there; elsewhere one bucket a chunk); default Megatron-Core's "
+                    "max(40M, 1M x data_parallel)",
+     .min = 1,
+     .max = 1e15},
+    {.name = "overlap_param_gather",
+     .kind = K::Boolean,
+     .description = "with /training/distributed_optimizer: the updated parameters are "
+                    "all-gathered under the next forward instead of right after the "
+                    "optimizer step (default false, as Megatron-LM)",
+     .default_value = "false"},
 };
 
 constexpr Field kSimulationFields[] = {
@@ -589,8 +605,14 @@ constexpr Field kTrainingFields[] = {
      .choices = kRecomputes},
     {.name = "distributed_optimizer",
      .kind = K::Boolean,
-     .description = "optimizer state sharded over data parallelism (default false)",
+     .description = "optimizer state sharded over data parallelism (default false): "
+                    "gradients are reduce-scattered and the parameters all-gathered",
      .default_value = "false"},
+    {.name = "grad_reduce_dtype",
+     .kind = K::Choice,
+     .description = "the gradients' type in the data-parallel reduction (and their buffer); "
+                    "default as Megatron-LM: fp32 for bf16 and fp8 training, fp16 for fp16",
+     .choices = kReduceDtypes},
     {.name = "sequence_parallel",
      .kind = K::Boolean,
      .description = "Megatron sequence parallelism with tensor parallelism (default false)",

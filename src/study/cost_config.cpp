@@ -504,6 +504,37 @@ void finish_offload(Config& config, const std::vector<std::optional<simulator::L
 
 }  // namespace
 
+// Megatron-LM's gradient buckets and the distributed optimizer's collectives
+// (megatron/core/distributed/distributed_data_parallel.py; megatron/training/training.py):
+// bucket_size defaults to max(40M, 1M x the data-parallel group) parameters, and only pipeline
+// rank 0's first model chunk is bucketed ("data-parallel communication on these stages is not on
+// the critical path"); every other chunk reduces in one bucket. The bytes of a bucket are its
+// parameters in the gradients' type (fp32 for configs without /model).
+void resolve_gradient_buckets(const JsonCursor& root, Config& config) {
+  parallel::DataParallelSpec& dp = config.data_parallel;
+  const model::Training* training = config.model ? &config.model->training : nullptr;
+  dp.sharded = training != nullptr && training->distributed_optimizer;
+  if (dp.overlap_param_gather && !dp.sharded) {
+    root.at("parallelism")
+        .at("overlap_param_gather")
+        .fail(
+            "the parameters are gathered back from the distributed optimizer's shards: set "
+            "/training/distributed_optimizer (with /model)");
+  }
+  const double parameters =
+      config.grad_bucket_size.value_or(std::max(40e6, 1e6 * dp.degree));
+  dp.bucket_bytes.assign(1, parameters * (training != nullptr ? training->gradient_width() : 4.0));
+  constexpr double kMaxBuckets = 1 << 20;  // add_data_parallel's limit
+  if (config.grad_bucket_size && dp.degree > 1 && dp.overlap && !dp.gradient_bytes.empty() &&
+      dp.gradient_bytes[0] / dp.bucket_bytes[0] > kMaxBuckets) {
+    root.at("parallelism")
+        .at("grad_bucket_size")
+        .fail(fmt::format("buckets of {} parameters split stage 0's {} gradient bytes into more "
+                          "than {} buckets: give a larger size",
+                          parameters, dp.gradient_bytes[0], kMaxBuckets));
+  }
+}
+
 void parse_cost_sections(const JsonCursor& root, Config& config) {
   const std::uint32_t stages = config.pipeline.stages;
   const std::uint32_t chunks = config.pipeline.chunks;
@@ -757,6 +788,7 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
   config.data_parallel.bandwidth = dp_link.bandwidth;
   config.data_parallel.chunks = chunks;
   config.data_parallel.gradient_bytes.assign(std::size_t{stages} * chunks, 0.0);
+  config.data_parallel.parameter_bytes.assign(std::size_t{stages} * chunks, 0.0);
   config.data_parallel.optimizer.assign(std::size_t{stages} * chunks, 0);
   config.data_parallel.step_overhead.assign(stages, 0);
 
@@ -818,6 +850,10 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
       resolve_offload(p, s, c, config, offload_where);
       config.data_parallel.gradient_bytes[std::size_t{s} * chunks + c] =
           p.gradient_bytes.value_or(0.0);
+      if (config.model && config.model->training.distributed_optimizer) {
+        config.data_parallel.parameter_bytes[std::size_t{s} * chunks + c] =
+            config.model->positions[std::size_t{s} * chunks + c].dp_parameter_bytes;
+      }
       config.data_parallel.optimizer[std::size_t{s} * chunks + c] = p.optimizer.value_or(0);
       if (s == 0 && c == 0) {
         config.costs = parallel::CostTable(resolved);
@@ -833,6 +869,7 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
     }
   }
   if (any_bytes) config.simulation.boundary_bytes = std::move(boundary_bytes);
+  resolve_gradient_buckets(root, config);
   if (a2a_bytes_at && !any_a2a_count) {
     a2a_bytes_at->fail(
         "a2a_bytes is given but no stage runs an all-to-all: give /costs/a2a_per_pass (2 per "

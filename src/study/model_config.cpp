@@ -193,6 +193,11 @@ model::Training read_training(const JsonCursor& c) {
   };
   choice("precision", &model::parse_precision, t.precision);
   choice("recompute", &model::parse_recompute, t.recompute);
+  if (c.has("grad_reduce_dtype")) {
+    model::ReduceDtype dtype{};
+    choice("grad_reduce_dtype", &model::parse_reduce_dtype, dtype);
+    t.grad_reduce_dtype = dtype;
+  }
   if (auto x = c.find("distributed_optimizer")) t.distributed_optimizer = x->as_bool();
   if (auto x = c.find("sequence_parallel")) t.sequence_parallel = x->as_bool();
   if (auto x = c.find("flash_attention")) t.flash_attention = x->as_bool();

@@ -9,6 +9,7 @@
 
 #include "perflow/core/huge_page_allocator.hpp"
 #include "perflow/core/json_writer.hpp"
+#include "perflow/parallel/data_parallel.hpp"
 #include "perflow/parallel/expert_parallel.hpp"
 
 // The report is streamed in the order nlohmann::json prints an object: keys sorted. Every
@@ -146,6 +147,8 @@ std::string render_report(const Config& config, const EventGraph& graph,
   const std::vector<double> without_saving = peaks_without_saving(config, graph, trace);
   const std::vector<parallel::AllToAllTime> all_to_all =
       parallel::all_to_all_time(graph, config.costs);
+  const std::vector<parallel::DataParallelTime> data_parallel =
+      parallel::data_parallel_time(graph, trace);
   w.key("devices").begin_array();
   for (const simulator::DeviceMetrics& dm : m.devices) {
     const DeviceMemory memory = device_memory(config, dm, without_saving);
@@ -160,6 +163,10 @@ std::string render_report(const Config& config, const EventGraph& graph,
     w.field("bubble_ratio", dm.bubble_ratio);
     w.field("busy_ns", dm.busy);
     w.field("communication_ns", dm.communication);
+    const parallel::DataParallelTime& dp = data_parallel[dm.device.value];
+    w.field("data_parallel_exposed_ns", dp.exposed);
+    w.field("data_parallel_hidden_ns", dp.hidden());
+    w.field("data_parallel_ns", dp.total);
     w.field("device", dm.device.value);
     string_or_null(w, "device_type", info.type);
     w.field("first_start_ns", dm.first_start);

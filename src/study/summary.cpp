@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "perflow/core/units.hpp"
+#include "perflow/parallel/data_parallel.hpp"
 #include "perflow/parallel/expert_parallel.hpp"
 
 namespace perflow::study {
@@ -123,6 +124,35 @@ std::string describe_run(const Config& config, const EventGraph& graph) {
       count(p.chunks, "chunk", "chunks"), graph.task_count());
 }
 
+// How the gradients cross the data-parallel replicas: "reduce-scatter (fp32) in 6 buckets of
+// 40M parameters on stage 0 chunk 0, one a chunk elsewhere; parameters all-gathered after the
+// step".
+std::string describe_gradient_sync(const Config& config) {
+  const parallel::DataParallelSpec& dp = config.data_parallel;
+  const std::string dtype =
+      config.model ? std::string(model::to_string(config.model->training.reduce_dtype())) : "";
+  std::string out = fmt::format("{}{}", dp.sharded ? "reduce-scatter" : "all-reduce",
+                                dtype.empty() ? "" : " (" + dtype + ")");
+  const double bucket = dp.bucket_bytes.empty() ? 0.0 : dp.bucket_bytes[0];
+  const double first = dp.gradient_bytes.empty() ? 0.0 : dp.gradient_bytes[0];
+  if (!dp.overlap) {
+    out += ", one a chunk after the backward";
+  } else if (bucket > 0 && first > bucket) {
+    const double width = config.model ? config.model->training.gradient_width() : 4.0;
+    out += fmt::format(" as the backward goes: {} buckets of {} parameters on stage 0 chunk 0, "
+                       "one a chunk elsewhere",
+                       static_cast<std::uint64_t>(std::ceil(first / bucket)),
+                       parameters(bucket / width));
+  } else {
+    out += " as the backward goes, one bucket a chunk";
+  }
+  if (dp.sharded) {
+    out += dp.overlap_param_gather ? "; parameters all-gathered under the next forward"
+                                   : "; parameters all-gathered after the step";
+  }
+  return out;
+}
+
 std::string format_summary(const Config& config, const EventGraph& graph,
                            const simulator::SimulationResult& result) {
   const simulator::Metrics& metrics = result.metrics;
@@ -145,7 +175,9 @@ std::string format_summary(const Config& config, const EventGraph& graph,
     // Which link each all-reduce crosses (the ranks' placement decides it; cost_config.cpp).
     std::string links;
     if (config.data_parallel.degree > 1) {
-      links += fmt::format("; dp all-reduce over {}", config.data_parallel_link);
+      links += fmt::format("; dp {} over {}",
+                           config.data_parallel.sharded ? "reduce-scatter/all-gather" : "all-reduce",
+                           config.data_parallel_link);
     }
     if (config.tensor_parallel > 1) {
       links += fmt::format("; tp all-reduce over {}", config.tensor_parallel_link);
@@ -178,6 +210,22 @@ std::string format_summary(const Config& config, const EventGraph& graph,
                                              static_cast<double>(a2a_sum.total)
                                        : 0.0,
                      format_duration(a2a_sum.hidden()), pairs));
+  }
+  const std::vector<parallel::DataParallelTime> data_parallel =
+      parallel::data_parallel_time(graph, result.trace);
+  if (config.data_parallel.degree > 1) {
+    parallel::DataParallelTime sum;
+    for (const parallel::DataParallelTime& d : data_parallel) {
+      sum.total += d.total;
+      sum.exposed += d.exposed;
+    }
+    line("gradients", fmt::format("{}; {}, {} exposed ({:.1f}%), {} hidden",
+                                  describe_gradient_sync(config), format_duration(sum.total),
+                                  format_duration(sum.exposed),
+                                  sum.total > 0 ? 100.0 * static_cast<double>(sum.exposed) /
+                                                      static_cast<double>(sum.total)
+                                                : 0.0,
+                                  format_duration(sum.hidden())));
   }
   if (config.model) {
     const ModelPlan& plan = *config.model;

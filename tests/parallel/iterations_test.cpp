@@ -97,7 +97,7 @@ TEST(Iterations, GatheredParametersAreTheStepBefores) {
   DataParallelSpec dp;
   dp.degree = 2;
   dp.bandwidth = 1e9;
-  dp.bucket_bytes = 1500;
+  dp.bucket_bytes = {1500};
   dp.gradient_bytes = {4000};
   dp.parameter_bytes = {2000};
   dp.optimizer = {500};

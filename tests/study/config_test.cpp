@@ -822,6 +822,58 @@ nlohmann::json model_config() {
   })");
 }
 
+// Megatron-LM's gradient buckets: max(40M, 1M x dp) parameters on stage 0's first chunk in the
+// gradients' type (fp32 without /model or for bf16; bf16 when asked); the distributed optimizer
+// reduce-scatters and gathers back the 2-byte parameters.
+TEST(ModelConfig, GradientBucketsAndTheDistributedOptimizer) {
+  auto doc = base();
+  doc["parallelism"] = {{"data_parallel", 8}};
+  Config c = parse_config(doc, "cfg.json");
+  EXPECT_EQ(c.data_parallel.bucket_bytes, (std::vector<double>{160e6}));  // 40M x 4 bytes
+  EXPECT_FALSE(c.data_parallel.sharded);
+  doc["parallelism"] = {{"data_parallel", 64}};
+  EXPECT_EQ(parse_config(doc, "cfg.json").data_parallel.bucket_bytes,
+            (std::vector<double>{256e6}));  // 64M x 4
+  doc["parallelism"]["grad_bucket_size"] = 1000000;
+  EXPECT_EQ(parse_config(doc, "cfg.json").data_parallel.bucket_bytes, (std::vector<double>{4e6}));
+
+  auto model = model_config();
+  model["training"]["distributed_optimizer"] = true;
+  c = parse_config(model, "cfg.json");
+  EXPECT_TRUE(c.data_parallel.sharded);
+  EXPECT_FALSE(c.data_parallel.overlap_param_gather);
+  const double parameters = c.model->positions[0].parameters;
+  EXPECT_EQ(c.data_parallel.gradient_bytes[0], 4 * parameters);
+  EXPECT_EQ(c.data_parallel.parameter_bytes[0], 2 * parameters);
+  EXPECT_EQ(c.data_parallel.bucket_bytes, (std::vector<double>{160e6}));
+  model["training"]["grad_reduce_dtype"] = "bf16";
+  model["parallelism"]["overlap_param_gather"] = true;
+  c = parse_config(model, "cfg.json");
+  EXPECT_EQ(c.data_parallel.gradient_bytes[0], 2 * parameters);
+  EXPECT_EQ(c.model->positions[0].gradient_bytes, 2 * parameters);  // the buffer too
+  EXPECT_EQ(c.data_parallel.bucket_bytes, (std::vector<double>{80e6}));
+  EXPECT_TRUE(c.data_parallel.overlap_param_gather);
+
+  // What cannot be said.
+  model["parallelism"]["overlap_grad_reduce"] = false;
+  EXPECT_EQ(error_of(model),
+            "cfg.json:/parallelism/overlap_param_gather: overlapping the parameter gather needs "
+            "overlap_grad_reduce: true");
+  model["parallelism"].erase("overlap_grad_reduce");
+  model["training"]["distributed_optimizer"] = false;
+  EXPECT_EQ(error_of(model),
+            "cfg.json:/parallelism/overlap_param_gather: the parameters are gathered back from "
+            "the distributed optimizer's shards: set /training/distributed_optimizer (with "
+            "/model)");
+  doc["costs"]["gradient_bytes"] = "1GB";
+  doc["parallelism"]["grad_bucket_size"] = 100;
+  EXPECT_EQ(error_of(doc),
+            "cfg.json:/parallelism/grad_bucket_size: buckets of 100 parameters split stage 0's "
+            "1000000000 gradient bytes into more than 1048576 buckets: give a larger size");
+  model["training"]["grad_reduce_dtype"] = "fp8";
+  EXPECT_EQ(error_of(model).substr(0, 60), "cfg.json:/training/grad_reduce_dtype: expected one of fp32, ");
+}
+
 // /model on a GPU: microbatches from the global batch, every cost from the model, explicit
 // costs winning over derived ones, memory capacity from the preset.
 TEST(ModelConfig, DerivesCostsMemoryAndTraffic) {

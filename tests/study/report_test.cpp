@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "perflow/core/error.hpp"
+#include "perflow/parallel/data_parallel.hpp"
 #include "perflow/parallel/expert_parallel.hpp"
 
 namespace perflow::study {
@@ -86,6 +87,8 @@ nlohmann::json reference_report(const Config& config, const EventGraph& graph,
   bool out_of_memory = false;
   const std::vector<double> without = peaks_without_saving(config, graph, result.trace);
   const std::vector<parallel::AllToAllTime> a2a = parallel::all_to_all_time(graph, config.costs);
+  const std::vector<parallel::DataParallelTime> dpt =
+      parallel::data_parallel_time(graph, result.trace);
   for (const simulator::DeviceMetrics& dm : m.devices) {
     const DeviceMemory memory = device_memory(config, dm, without);
     const DeviceInfo& info = memory.info;
@@ -140,6 +143,9 @@ nlohmann::json reference_report(const Config& config, const EventGraph& graph,
          {"all_to_all_ns", a2a[dm.device.value].total},
          {"all_to_all_exposed_ns", a2a[dm.device.value].exposed},
          {"all_to_all_hidden_ns", a2a[dm.device.value].hidden()},
+         {"data_parallel_ns", dpt[dm.device.value].total},
+         {"data_parallel_exposed_ns", dpt[dm.device.value].exposed},
+         {"data_parallel_hidden_ns", dpt[dm.device.value].hidden()},
          {"memory_capacity", info.memory_capacity > 0 ? nlohmann::json(info.memory_capacity)
                                                       : nlohmann::json(nullptr)},
          {"out_of_memory", oom},

@@ -66,7 +66,7 @@ struct PositionCosts {
   std::array<double, 3> recompute_rebuilt{};
   double parameters = 0;       ///< on one tensor-parallel rank
   double weight_bytes = 0;     ///< parameters in the training precision (2 bytes)
-  double gradient_bytes = 0;   ///< fp32 main gradients (4 bytes per parameter)
+  double gradient_bytes = 0;   ///< main gradients (4 bytes per parameter in fp32, 2 in bf16/fp16)
   double optimizer_bytes = 0;  ///< fp32 master weights and Adam moments (12, or 12/dp)
   double boundary_bytes = 0;   ///< the activation sent to the next position
   double tp_allreduce_bytes = 0;
@@ -75,6 +75,9 @@ struct PositionCosts {
   /// parameters' share is scaled so that one ring over `data` ranks takes as long as theirs
   /// over data / expert ranks (derive.cpp).
   double dp_gradient_bytes = 0;
+  /// With the distributed optimizer: the 2-byte parameters all-gathered back after the step,
+  /// with the same scaling of the expert share.
+  double dp_parameter_bytes = 0;
   /// Bytes one rank sends in one expert-parallel all-to-all (a dispatch or a combine) of one
   /// microbatch: its T r tokens x top_k x h x 2 bytes; 0 when the position has none.
   double a2a_bytes = 0;

@@ -17,6 +17,12 @@ enum class Recompute : std::uint8_t { None, Selective, Full };
 std::string_view to_string(Recompute recompute);
 std::optional<Recompute> parse_recompute(std::string_view text);
 
+/// The type gradients are accumulated in and reduced across data-parallel replicas.
+enum class ReduceDtype : std::uint8_t { Fp32, Bf16, Fp16 };
+
+std::string_view to_string(ReduceDtype dtype);
+std::optional<ReduceDtype> parse_reduce_dtype(std::string_view text);
+
 /// How the model is trained: batch sizes, arithmetic, memory savings.
 struct Training {
   std::uint32_t micro_batch_size = 1;   ///< b, samples per microbatch
@@ -26,6 +32,21 @@ struct Training {
   bool distributed_optimizer = false;  ///< optimizer state sharded over data parallel
   bool sequence_parallel = false;      ///< Megatron sequence parallelism (with t > 1)
   bool flash_attention = true;         ///< fused attention: no s x s scores kept
+  /// The gradients' type in their buffer and reduction; unset: Megatron-LM's choice (see
+  /// reduce_dtype).
+  std::optional<ReduceDtype> grad_reduce_dtype = std::nullopt;
+
+  /// The gradients' type: grad_reduce_dtype if set, else fp32 unless the training is fp16
+  /// (Megatron-LM's arguments.py turns on accumulate_allreduce_grads_in_fp32 for bf16, and
+  /// fp8 training runs with --bf16; fp16 training reduces in fp16).
+  [[nodiscard]] ReduceDtype reduce_dtype() const {
+    if (grad_reduce_dtype) return *grad_reduce_dtype;
+    return precision == Precision::Fp16 ? ReduceDtype::Fp16 : ReduceDtype::Fp32;
+  }
+  /// Bytes of one gradient in that type.
+  [[nodiscard]] double gradient_width() const {
+    return reduce_dtype() == ReduceDtype::Fp32 ? 4.0 : 2.0;
+  }
 };
 
 }  // namespace perflow::model

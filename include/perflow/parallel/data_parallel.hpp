@@ -22,9 +22,10 @@ struct DataParallelSpec {
   /// overlap_grad_reduce, PyTorch DDP's bucketed reduction); false: in one collective per
   /// (stage, chunk), after the device's last compute task.
   bool overlap = true;
-  /// With `overlap`: the most gradient bytes one bucket reduces (Megatron-Core's
-  /// DistributedDataParallel bucket_size, in bytes); 0 means one bucket per (stage, chunk).
-  double bucket_bytes = 0;
+  /// With `overlap`, per (stage, chunk) as below: the most gradient bytes one bucket reduces
+  /// (Megatron-Core's DistributedDataParallel bucket_size, in bytes); 0 or missing means one
+  /// bucket for the (stage, chunk).
+  std::vector<double> bucket_bytes;
   /// The distributed optimizer (Megatron-LM's ZeRO-1): each bucket is reduce-scattered
   /// instead of all-reduced, each replica steps its shard, and the updated parameters
   /// (`parameter_bytes`) are all-gathered back, bucket by bucket.
@@ -53,7 +54,7 @@ struct DataParallelSpec {
 /// A (stage, chunk)'s gradients are produced by its last gradient task in program order (its
 /// last W or BW: the last microbatch's backward, which completes the accumulation), at an
 /// even rate over that task, last layers first. With `overlap` they are split into
-/// ceil(bytes / bucket_bytes) buckets, each full but the last (the first layers'), each an
+/// ceil(bytes / bucket_bytes) buckets (at most 2^20), each full but the last (the first layers'), each an
 /// ALLREDUCE (REDUCESCATTER when sharded) released when the share of the gradient task that
 /// produces its last gradient has run (TaskSpec::release_share), taking
 /// ring_all_reduce_time (ring_reduce_scatter_time) of its bytes over `degree` ranks; the lane

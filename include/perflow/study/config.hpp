@@ -90,6 +90,8 @@ struct Config {
   /// The link each all-reduce runs over: "intra_node" or "inter_node" (placed: the group's
   /// ranks in one node or not), or "/network/data_parallel" / "/network/tensor_parallel" (given).
   std::string data_parallel_link = "inter_node";
+  /// /parallelism/grad_bucket_size (parameters), when given; else Megatron-Core's default.
+  std::optional<double> grad_bucket_size;
   std::string tensor_parallel_link = "intra_node";
   /// /simulation/lower_communication: transfers become SEND tasks on per-link lanes.
   bool lower_communication = false;
