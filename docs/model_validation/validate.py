@@ -37,7 +37,12 @@ def config_for(row):
         # Megatron-LM (2021-22) splits the layers evenly; the embedding and head ride along.
         "pipeline": {"schedule": schedule, "stages": row["pp"], "chunks": row["vp"],
                      "layers": [m["layers"] // positions] * positions},
-        "parallelism": {"tensor_parallel": row["tp"], "data_parallel": row["dp"]},
+        # Megatron-LM of 2021-22 ran its own DDP (--DDP-impl local, the default): train_step
+        # all-reduces the gradients after forward_backward_func, not under the backward
+        # (megatron/training.py, model.allreduce_gradients()); fp16 gradients in fp16 (no
+        # --accumulate-allreduce-grads-in-fp32 in the papers' scripts).
+        "parallelism": {"tensor_parallel": row["tp"], "data_parallel": row["dp"],
+                        "overlap_grad_reduce": False},
         # DGX A100: 8 GPUs a node; a pipeline stage is a tensor-parallel group.
         "network": {"devices_per_node": max(1, 8 // row["tp"])},
     }
