@@ -15,16 +15,24 @@ namespace {
 
 // Where the pass reads a task's duration and memory delta: the graph's columns, or its
 // costs by place (a pipeline graph's), indexed by the task's device, chunk and kind. The
-// pass is compiled once for each, so neither pays for the other's test.
+// pass is compiled once for each, so neither pays for the other's test. Release shares
+// (TaskSpec::release_share) come with columns only (the passes that add them write the
+// columns out), and are read only by the variant that has them.
+template <bool kReleaseShares>
 struct ColumnCosts {
+  static constexpr bool kShares = kReleaseShares;
+  static constexpr bool kColumns = true;
   const TimeNs* duration;
   const double* memory_delta;
+  const double* shares = nullptr;
   [[nodiscard]] std::size_t at(std::uint32_t t) const { return t; }
 };
 
 // With one chunk per device (kChunks false) the chunk is not read.
 template <bool kChunks>
 struct CostsByPlace {
+  static constexpr bool kShares = false;
+  static constexpr bool kColumns = false;
   const ::perflow::detail::PlacedCosts& placed;
   const DeviceId* device;
   const TaskKind* kind;
@@ -68,8 +76,6 @@ Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options
   TimeNs* const finish = trace.finish.data();
   const CommunicationCost comm(graph, options);
   check_time_range(graph, comm);
-  const double* const shares =
-      graph.release_shares().empty() ? nullptr : graph.release_shares().data();
 
   // Program order is encoded as `order` edges, so "lane free" is one more predecessor.
   TimeNs bound = 0;
@@ -79,7 +85,9 @@ Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options
     TimeNs ready = 0;
     TimeNs data_ready = 0;
     const DeviceId here = device[t.value];
-    const double share = shares != nullptr ? shares[t.value] : 1.0;
+    constexpr bool kShares = std::decay_t<decltype(costs)>::kShares;
+    double share = 1.0;
+    if constexpr (kShares) share = costs.shares[t.value];
     for (const Adjacent& p : graph.predecessors(t)) {
       const std::uint32_t from = p.task().value;
       if (p.kind() == EdgeKind::Order) {
@@ -88,9 +96,12 @@ Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options
       }
       const TimeNs transfer = device[from] != here ? comm(p.task(), t) : 0;
       // Released part-way through the predecessor: as long before its finish, both ways.
-      const TimeNs early =
-          share < 1.0 ? finish[from] - EventGraph::released_at(start[from], finish[from], share)
-                      : 0;
+      TimeNs early = 0;
+      if constexpr (kShares) {
+        if (share < 1.0) {
+          early = finish[from] - EventGraph::released_at(start[from], finish[from], share);
+        }
+      }
       ready = std::max(ready, finish[from] - early + transfer);
       data_ready = std::max(data_ready, data_finish[from] - early + transfer);
     }
@@ -131,7 +142,7 @@ Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options
           __builtin_prefetch(finish + a, 1);
           __builtin_prefetch(data_finish.data() + a, 1);
           __builtin_prefetch(device.data() + a);
-          if constexpr (std::is_same_v<std::decay_t<decltype(costs)>, ColumnCosts>) {
+          if constexpr (std::decay_t<decltype(costs)>::kColumns) {
             __builtin_prefetch(costs.duration + a);
             __builtin_prefetch(costs.memory_delta + a);
           }
@@ -140,14 +151,18 @@ Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options
       }
     }
   };
-  if (const ::perflow::detail::PlacedCosts* placed = graph.placed_costs()) {
+  const ::perflow::detail::PlacedCosts* placed = graph.placed_costs();
+  if (placed != nullptr && graph.release_shares().empty()) {
     if (placed->chunks > 1) {
       pass(CostsByPlace<true>{*placed, device.data(), kind.data(), graph.chunks().data()});
     } else {
       pass(CostsByPlace<false>{*placed, device.data(), kind.data(), nullptr});
     }
+  } else if (graph.release_shares().empty()) {
+    pass(ColumnCosts<false>{graph.durations().data(), graph.memory_deltas().data()});
   } else {
-    pass(ColumnCosts{graph.durations().data(), graph.memory_deltas().data()});
+    pass(ColumnCosts<true>{graph.durations().data(), graph.memory_deltas().data(),
+                           graph.release_shares().data()});
   }
   for (DeviceMetrics& dm : totals.devices) dm.busy -= dm.blocked;
   totals.dependency_bound = bound;

@@ -3,7 +3,9 @@
 #include "perflow/study/explain.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -15,6 +17,21 @@ namespace perflow::study {
 namespace {
 
 std::string ns(double x) { return format_duration(static_cast<TimeNs>(std::llround(x))); }
+
+std::string count(std::uint64_t n, std::string_view one, std::string_view many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+// The buckets stage s chunk c reduces its gradient bytes in (add_data_parallel's rule: only
+// stage 0's first chunk is bucketed, and only when the reduction overlaps the backward).
+std::uint64_t gradient_buckets(const Config& config, std::uint32_t s, std::uint32_t c,
+                               double bytes) {
+  const parallel::DataParallelSpec& dp = config.data_parallel;
+  const std::size_t at = std::size_t{s} * dp.chunks + c;
+  const double size = dp.overlap && at < dp.bucket_bytes.size() ? dp.bucket_bytes[at] : 0.0;
+  if (size <= 0 || bytes <= size) return 1;
+  return static_cast<std::uint64_t>(std::ceil(bytes / size));
+}
 
 }  // namespace
 
@@ -45,12 +62,13 @@ std::string explain(const Config& config) {
   }
   const model::Training& t = plan.training;
   out += fmt::format(
-      "training   micro batch {}, global batch {} ({} microbatches), {}, recompute {}{}{}{}\n",
+      "training   micro batch {}, global batch {} ({} microbatches), {}, recompute {}{}{}{}, "
+      "gradients in {}\n",
       t.micro_batch_size, t.global_batch_size, config.pipeline.microbatches,
       model::to_string(t.precision), model::to_string(t.recompute),
       t.sequence_parallel ? ", sequence parallel" : "",
       t.distributed_optimizer ? ", distributed optimizer" : "",
-      t.flash_attention ? ", flash attention" : "");
+      t.flash_attention ? ", flash attention" : "", model::to_string(t.reduce_dtype()));
   out +=
       fmt::format("layout     tp {} x pp {} x dp {}{}, {} chunk(s) per stage, {} split\n",
                   config.tensor_parallel, config.pipeline.stages, config.data_parallel.degree,
@@ -101,9 +119,14 @@ std::string explain(const Config& config) {
           format_memory(p.optimizer_bytes));
       out += fmt::format(
           "    traffic: {} to the next stage, {} tensor-parallel all-reduces of {} in F "
-          "and in B, {} of gradients across replicas, optimizer step {}\n",
+          "and in B, {} of gradients across replicas in {}{}, optimizer step {}\n",
           format_memory(p.boundary_bytes), p.tp_allreduces, format_memory(p.tp_allreduce_bytes),
           format_memory(p.dp_gradient_bytes),
+          count(gradient_buckets(config, s, c, p.dp_gradient_bytes), "bucket", "buckets"),
+          t.distributed_optimizer
+              ? fmt::format(" (reduce-scattered; {} of parameters gathered back)",
+                            format_memory(p.dp_parameter_bytes))
+              : std::string(),
           plan.timed[s] ? ns(p.optimizer_ns) : std::string("-"));
       if (p.a2a_per_pass > 0) {
         out +=
@@ -146,7 +169,8 @@ nlohmann::ordered_json explain_json(const Config& config) {
                      {"recompute", model::to_string(t.recompute)},
                      {"sequence_parallel", t.sequence_parallel},
                      {"distributed_optimizer", t.distributed_optimizer},
-                     {"flash_attention", t.flash_attention}};
+                     {"flash_attention", t.flash_attention},
+                     {"grad_reduce_dtype", model::to_string(t.reduce_dtype())}};
   out["layout"] = {{"tensor_parallel", config.tensor_parallel},
                    {"pipeline", config.pipeline.stages},
                    {"data_parallel", config.data_parallel.degree},
@@ -192,6 +216,8 @@ nlohmann::ordered_json explain_json(const Config& config) {
                            {"tp_allreduces", p.tp_allreduces},
                            {"tp_allreduce_bytes", p.tp_allreduce_bytes},
                            {"dp_gradient_bytes", p.dp_gradient_bytes},
+                           {"dp_buckets", gradient_buckets(config, s, c, p.dp_gradient_bytes)},
+                           {"dp_parameter_bytes", p.dp_parameter_bytes},
                            {"optimizer_ns", timed(p.optimizer_ns)},
                            {"a2a_per_pass", p.a2a_per_pass},
                            {"a2a_bytes", p.a2a_bytes}});

@@ -147,6 +147,7 @@ nlohmann::ordered_json write_config(const ImportedRun& run, const std::string& g
   training["recompute"] = run.recompute;
   if (run.sequence_parallel) training["sequence_parallel"] = true;
   if (run.distributed_optimizer) training["distributed_optimizer"] = true;
+  if (!run.grad_reduce_dtype.empty()) training["grad_reduce_dtype"] = run.grad_reduce_dtype;
   if (!run.flash_attention) training["flash_attention"] = false;
   config["training"] = training;
 
@@ -168,6 +169,8 @@ nlohmann::ordered_json write_config(const ImportedRun& run, const std::string& g
   parallelism["data_parallel"] = run.data_parallel;
   if (run.expert_parallel > 1) parallelism["expert_parallel"] = run.expert_parallel;
   if (!run.overlap_grad_reduce) parallelism["overlap_grad_reduce"] = false;
+  if (run.grad_bucket_size) parallelism["grad_bucket_size"] = *run.grad_bucket_size;
+  if (run.overlap_param_gather) parallelism["overlap_param_gather"] = true;
   config["parallelism"] = parallelism;
 
   // Both tools place the pipeline outermost (Megatron-LM's default order tp-cp-ep-dp-pp,

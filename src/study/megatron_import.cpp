@@ -78,6 +78,8 @@ constexpr Flag kFlags[] = {
     used("--recompute-activations", kSwitch), used("--recompute-modules", kList),
     used("--checkpoint-activations", kSwitch), used("--activations-checkpoint-method"),
     used("--use-distributed-optimizer", kSwitch), used("--overlap-grad-reduce", kSwitch),
+    used("--overlap-param-gather", kSwitch), used("--ddp-bucket-size"),
+    used("--accumulate-allreduce-grads-in-fp32", kSwitch), used("--grad-reduce-in-bf16", kSwitch),
     // torchrun's, when the whole launch line is pasted.
     used("--nproc_per_node"), used("--nproc-per-node"), used("--nnodes"),
     ignored("--node_rank"), ignored("--node-rank"), ignored("--master_addr"),
@@ -92,10 +94,9 @@ constexpr Flag kFlags[] = {
             "a batch-size schedule: the config simulates the full --global-batch-size"),
     lacking("--tp-comm-overlap", kSwitch,
             "PerFlow does not overlap tensor-parallel communication with the GEMMs"),
-    lacking("--overlap-param-gather", kSwitch,
-            "the distributed optimizer's parameter all-gather is not modelled, overlapped or not"),
     lacking("--align-param-gather", kSwitch,
-            "the distributed optimizer's parameter all-gather is not modelled"),
+            "the schedule issues the first parameter all-gather; PerFlow issues them back to back "
+            "at the iteration's start"),
     lacking("--use-torch-fsdp2", kSwitch,
             "PerFlow has no FSDP: parameters are modelled whole on each data-parallel rank"),
     lacking("--use-megatron-fsdp", kSwitch,
@@ -166,8 +167,7 @@ constexpr Flag kFlags[] = {
     ignored("--no-gradient-accumulation-fusion", kSwitch),
     ignored("--no-persist-layer-norm", kSwitch), ignored("--cross-entropy-loss-fusion", kSwitch),
     ignored("--cross-entropy-fusion-impl"), ignored("--calculate-per-token-loss", kSwitch),
-    ignored("--accumulate-allreduce-grads-in-fp32", kSwitch),
-    ignored("--grad-reduce-in-bf16", kSwitch), ignored("--fp8-amax-history-len"),
+    ignored("--fp8-amax-history-len"),
     ignored("--fp8-amax-compute-algo"), ignored("--fp8-param-gather", kSwitch),
     ignored("--fp8-recipe"), ignored("--fp8-margin"), ignored("--DDP-impl"),
     ignored("--moe-grouped-gemm", kSwitch), ignored("--moe-router-load-balancing-type"),
@@ -694,6 +694,19 @@ ImportResult import_megatron(std::span<const std::string> args, const ImportOpti
   run.distributed_optimizer = flags.has("--use-distributed-optimizer");
   // Megatron-LM's default is no overlap; PerFlow's is the overlap.
   run.overlap_grad_reduce = flags.has("--overlap-grad-reduce");
+  run.overlap_param_gather = flags.has("--overlap-param-gather");
+  if (run.overlap_param_gather && !(run.distributed_optimizer && run.overlap_grad_reduce)) {
+    flags.fail("--overlap-param-gather",
+               "Megatron-LM needs --use-distributed-optimizer and --overlap-grad-reduce with it");
+  }
+  run.grad_bucket_size = flags.integer("--ddp-bucket-size");
+  // arguments.py: --bf16 reduces in fp32 unless --grad-reduce-in-bf16; fp16 in fp16 unless
+  // --accumulate-allreduce-grads-in-fp32.
+  if (flags.has("--grad-reduce-in-bf16")) {
+    run.grad_reduce_dtype = "bf16";
+  } else if (flags.has("--accumulate-allreduce-grads-in-fp32") && run.precision == "fp16") {
+    run.grad_reduce_dtype = "fp32";
+  }
   // AttnBackend (megatron/core/transformer/enums.py): auto picks flash or cuDNN fused
   // attention, both of which keep no s x s scores; unfused and local do.
   const std::optional<std::string> backend =

@@ -125,6 +125,30 @@ TEST(MegatronImport, ShapeFlagsAndDefaults) {
   EXPECT_GT(makespan_of(plain(result.config)), 0);
 }
 
+// The data-parallel flags of megatron/training/arguments.py: buckets, the overlapped gather,
+// the gradients' type (--bf16 reduces in fp32 unless --grad-reduce-in-bf16).
+TEST(MegatronImport, GradientReductionFlags) {
+  ImportResult result = import_megatron(
+      tiny({"--use-distributed-optimizer", "--overlap-grad-reduce", "--overlap-param-gather",
+            "--ddp-bucket-size", "20000000", "--grad-reduce-in-bf16"}),
+      on("h100-sxm", 1));
+  EXPECT_EQ(result.config["parallelism"].dump(),
+            R"({"tensor_parallel":1,"data_parallel":8,"grad_bucket_size":20000000,)"
+            R"("overlap_param_gather":true})");
+  EXPECT_EQ(result.config["training"]["grad_reduce_dtype"], "bf16");
+  EXPECT_TRUE(result.warnings.empty());
+  EXPECT_GT(makespan_of(plain(result.config)), 0);
+  result = import_megatron(tiny({"--accumulate-allreduce-grads-in-fp32"}), on("h100-sxm", 1));
+  EXPECT_FALSE(result.config["training"].contains("grad_reduce_dtype"));  // fp32 already
+  std::vector<std::string> fp16 = tiny({"--fp16", "--accumulate-allreduce-grads-in-fp32"});
+  std::erase(fp16, "--bf16");
+  result = import_megatron(fp16, on("h100-sxm", 1));
+  EXPECT_EQ(result.config["training"]["grad_reduce_dtype"], "fp32");
+  EXPECT_EQ(error_of(tiny({"--overlap-param-gather"}), on("h100-sxm", 1)),
+            "Megatron-LM flag --overlap-param-gather: Megatron-LM needs "
+            "--use-distributed-optimizer and --overlap-grad-reduce with it");
+}
+
 TEST(MegatronImport, VocabularyPadding) {
   const auto vocab = [](std::vector<std::string> more, std::optional<std::uint32_t> given = {}) {
     std::vector<std::string> args = tiny(std::move(more));

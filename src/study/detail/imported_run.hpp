@@ -36,6 +36,9 @@ struct ImportedRun {
   bool distributed_optimizer = false;
   bool flash_attention = true;
   bool overlap_grad_reduce = true;
+  bool overlap_param_gather = false;
+  std::optional<std::uint32_t> grad_bucket_size;  ///< parameters; unset: Megatron-Core's rule
+  std::string grad_reduce_dtype;                  ///< empty: the precision's default
   std::uint32_t gpus_per_node = 8;
   std::uint32_t nodes = 1;
 };
