@@ -210,8 +210,8 @@ std::vector<DataParallelTime> data_parallel_time(const EventGraph& graph, const 
       while (next < compute.size() && trace.finish_of(compute[next]) <= from) ++next;
       TimeNs covered = 0;
       for (std::size_t i = next; i < compute.size() && trace.start_of(compute[i]) < to; ++i) {
-        covered += std::min(to, trace.finish_of(compute[i])) -
-                   std::max(from, trace.start_of(compute[i]));
+        covered +=
+            std::min(to, trace.finish_of(compute[i])) - std::max(from, trace.start_of(compute[i]));
       }
       time.total += to - from;
       time.exposed += to - from - covered;

@@ -521,8 +521,7 @@ void resolve_gradient_buckets(const JsonCursor& root, Config& config) {
             "the parameters are gathered back from the distributed optimizer's shards: set "
             "/training/distributed_optimizer (with /model)");
   }
-  const double parameters =
-      config.grad_bucket_size.value_or(std::max(40e6, 1e6 * dp.degree));
+  const double parameters = config.grad_bucket_size.value_or(std::max(40e6, 1e6 * dp.degree));
   dp.bucket_bytes.assign(1, parameters * (training != nullptr ? training->gradient_width() : 4.0));
   constexpr double kMaxBuckets = 1 << 20;  // add_data_parallel's limit
   if (config.grad_bucket_size && dp.degree > 1 && dp.overlap && !dp.gradient_bytes.empty() &&

@@ -139,10 +139,10 @@ std::string describe_gradient_sync(const Config& config) {
     out += ", one a chunk after the backward";
   } else if (bucket > 0 && first > bucket) {
     const double width = config.model ? config.model->training.gradient_width() : 4.0;
-    out += fmt::format(" as the backward goes: {} buckets of {} parameters on stage 0 chunk 0, "
-                       "one a chunk elsewhere",
-                       static_cast<std::uint64_t>(std::ceil(first / bucket)),
-                       parameters(bucket / width));
+    out += fmt::format(
+        " as the backward goes: {} buckets of {} parameters on stage 0 chunk 0, "
+        "one a chunk elsewhere",
+        static_cast<std::uint64_t>(std::ceil(first / bucket)), parameters(bucket / width));
   } else {
     out += " as the backward goes, one bucket a chunk";
   }
@@ -175,9 +175,10 @@ std::string format_summary(const Config& config, const EventGraph& graph,
     // Which link each all-reduce crosses (the ranks' placement decides it; cost_config.cpp).
     std::string links;
     if (config.data_parallel.degree > 1) {
-      links += fmt::format("; dp {} over {}",
-                           config.data_parallel.sharded ? "reduce-scatter/all-gather" : "all-reduce",
-                           config.data_parallel_link);
+      links +=
+          fmt::format("; dp {} over {}",
+                      config.data_parallel.sharded ? "reduce-scatter/all-gather" : "all-reduce",
+                      config.data_parallel_link);
     }
     if (config.tensor_parallel > 1) {
       links += fmt::format("; tp all-reduce over {}", config.tensor_parallel_link);
@@ -219,13 +220,13 @@ std::string format_summary(const Config& config, const EventGraph& graph,
       sum.total += d.total;
       sum.exposed += d.exposed;
     }
-    line("gradients", fmt::format("{}; {}, {} exposed ({:.1f}%), {} hidden",
-                                  describe_gradient_sync(config), format_duration(sum.total),
-                                  format_duration(sum.exposed),
-                                  sum.total > 0 ? 100.0 * static_cast<double>(sum.exposed) /
-                                                      static_cast<double>(sum.total)
-                                                : 0.0,
-                                  format_duration(sum.hidden())));
+    line("gradients",
+         fmt::format("{}; {}, {} exposed ({:.1f}%), {} hidden", describe_gradient_sync(config),
+                     format_duration(sum.total), format_duration(sum.exposed),
+                     sum.total > 0
+                         ? 100.0 * static_cast<double>(sum.exposed) / static_cast<double>(sum.total)
+                         : 0.0,
+                     format_duration(sum.hidden())));
   }
   if (config.model) {
     const ModelPlan& plan = *config.model;

@@ -871,7 +871,8 @@ TEST(ModelConfig, GradientBucketsAndTheDistributedOptimizer) {
             "cfg.json:/parallelism/grad_bucket_size: buckets of 100 parameters split stage 0's "
             "1000000000 gradient bytes into more than 1048576 buckets: give a larger size");
   model["training"]["grad_reduce_dtype"] = "fp8";
-  EXPECT_EQ(error_of(model).substr(0, 60), "cfg.json:/training/grad_reduce_dtype: expected one of fp32, ");
+  EXPECT_EQ(error_of(model).substr(0, 60),
+            "cfg.json:/training/grad_reduce_dtype: expected one of fp32, ");
 }
 
 // /model on a GPU: microbatches from the global batch, every cost from the model, explicit

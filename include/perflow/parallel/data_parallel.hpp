@@ -54,8 +54,8 @@ struct DataParallelSpec {
 /// A (stage, chunk)'s gradients are produced by its last gradient task in program order (its
 /// last W or BW: the last microbatch's backward, which completes the accumulation), at an
 /// even rate over that task, last layers first. With `overlap` they are split into
-/// ceil(bytes / bucket_bytes) buckets (at most 2^20), each full but the last (the first layers'), each an
-/// ALLREDUCE (REDUCESCATTER when sharded) released when the share of the gradient task that
+/// ceil(bytes / bucket_bytes) buckets (at most 2^20), each full but the last (the first layers'),
+/// each an ALLREDUCE (REDUCESCATTER when sharded) released when the share of the gradient task that
 /// produces its last gradient has run (TaskSpec::release_share), taking
 /// ring_all_reduce_time (ring_reduce_scatter_time) of its bytes over `degree` ranks; the lane
 /// runs them one at a time, in the order they are released. Without `overlap`, one per
