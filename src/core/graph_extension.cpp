@@ -257,6 +257,21 @@ void append_column(BigVector<T>& column, const BigVector<T>& added, std::size_t 
   make_room(column, total);
   column.insert(column.end(), added.begin(), added.end());
 }
+
+// A column left empty while every value is `fallback` (iteration, paired, release share):
+// stays empty while both sides are, else holds the base's rows then the added ones, either
+// side's missing rows written as `fallback`.
+template <class T>
+void append_optional_column(BigVector<T>& column, const BigVector<T>& added, std::size_t base_n,
+                            std::size_t total, T fallback) {
+  if (added.empty() && column.empty()) return;
+  if (column.empty()) column.assign(base_n, fallback);
+  if (added.empty()) {
+    column.resize(total, fallback);
+  } else {
+    append_column(column, added, total);
+  }
+}
 }  // namespace
 
 EventGraph GraphExtension::finish_freeze() {
@@ -308,30 +323,9 @@ EventGraph GraphExtension::finish_freeze() {
     if (lane) append_column(c.lane, a.lane, n);
     append_column(c.duration, a.duration, n);
     append_column(c.memory_delta, a.memory_delta, n);
-    if (!a.iteration.empty() && c.iteration.empty()) c.iteration.assign(base_n, 0);
-    if (!c.iteration.empty()) {
-      if (a.iteration.empty()) {
-        c.iteration.resize(n, 0);
-      } else {
-        append_column(c.iteration, a.iteration, n);
-      }
-    }
-    if (!a.paired.empty() && c.paired.empty()) c.paired.assign(base_n, 0);
-    if (!c.paired.empty()) {
-      if (a.paired.empty()) {
-        c.paired.resize(n, 0);
-      } else {
-        append_column(c.paired, a.paired, n);
-      }
-    }
-    if (!a.release_share.empty() && c.release_share.empty()) c.release_share.assign(base_n, 1.0);
-    if (!c.release_share.empty()) {
-      if (a.release_share.empty()) {
-        c.release_share.resize(n, 1.0);
-      } else {
-        append_column(c.release_share, a.release_share, n);
-      }
-    }
+    append_optional_column(c.iteration, a.iteration, base_n, n, std::uint32_t{0});
+    append_optional_column(c.paired, a.paired, base_n, n, std::uint8_t{0});
+    append_optional_column(c.release_share, a.release_share, base_n, n, 1.0);
   }
   if (!paired_.empty() && c.paired.empty()) c.paired.assign(n, 0);
   for (const TaskId t : paired_) c.paired[t.value] = 1;

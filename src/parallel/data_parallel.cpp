@@ -20,7 +20,11 @@ T entry(const std::vector<T>& values, std::size_t index) {
   return index < values.size() ? values[index] : T{};
 }
 
-constexpr std::uint64_t kMaxBuckets = std::uint64_t{1} << 20;
+// ceil(total / size) buckets, one when there is no size or the bytes fit in one.
+std::uint64_t bucket_count(double total, double size) {
+  if (size <= 0 || total <= size) return 1;
+  return static_cast<std::uint64_t>(std::min(std::ceil(total / size), 1e18));
+}
 
 // A (stage, chunk)'s gradient bytes in buckets of at most `size` (0: one bucket), filled in
 // the order the backward produces them: every bucket full but the last.
@@ -28,10 +32,7 @@ struct Buckets {
   double total;
   double size;
 
-  [[nodiscard]] std::uint64_t count() const {
-    if (size <= 0 || total <= size) return 1;
-    return static_cast<std::uint64_t>(std::min(std::ceil(total / size), 1e18));
-  }
+  [[nodiscard]] std::uint64_t count() const { return bucket_count(total, size); }
   [[nodiscard]] double bytes(std::uint32_t j) const {
     return j + 1 < count() ? size : total - size * static_cast<double>(count() - 1);
   }
@@ -41,7 +42,16 @@ struct Buckets {
   }
 };
 
+// A (stage, chunk)'s buckets under `spec` (one without overlap).
+Buckets buckets_of(const DataParallelSpec& spec, std::size_t index) {
+  return {entry(spec.gradient_bytes, index), spec.overlap ? entry(spec.bucket_bytes, index) : 0.0};
+}
+
 }  // namespace
+
+std::uint64_t gradient_bucket_count(const DataParallelSpec& spec, std::size_t index, double bytes) {
+  return bucket_count(bytes, spec.overlap ? entry(spec.bucket_bytes, index) : 0.0);
+}
 
 EventGraph add_data_parallel(const EventGraph& graph, const DataParallelSpec& spec) {
   return add_data_parallel(EventGraph(graph), spec);
@@ -78,21 +88,28 @@ EventGraph add_data_parallel(EventGraph&& base, const DataParallelSpec& spec) {
       if (kind == TaskKind::W || kind == TaskKind::BW) place.last_gradient = i;
       if (kind == TaskKind::F && place.first_forward == kNone) place.first_forward = i;
     }
-    std::vector<std::pair<std::size_t, std::pair<std::uint32_t, std::uint32_t>>> by_position;
-    TimeNs optimizer = 0;
-    std::uint32_t previous_stage = ~0u;
-    for (const auto& [key, place] : places) {
-      by_position.emplace_back(place.last_gradient != kNone ? place.last_gradient : place.last,
-                               key);
-      optimizer += entry(spec.optimizer, std::size_t{key.first} * chunks + key.second);
-      if (key.first != previous_stage) optimizer += entry(spec.step_overhead, key.first);
-      previous_stage = key.first;  // keys are sorted: a stage's chunks are together
-    }
-    std::sort(by_position.begin(), by_position.end());
-
     const auto index = [chunks](std::pair<std::uint32_t, std::uint32_t> key) {
       return std::size_t{key.first} * chunks + key.second;
     };
+    // Each (stage, chunk) with where its gradients are complete and its buckets, in the
+    // order of those positions.
+    struct Part {
+      std::size_t position;
+      std::pair<std::uint32_t, std::uint32_t> key;
+      Buckets buckets;
+    };
+    std::vector<Part> by_position;
+    TimeNs optimizer = 0;
+    std::uint32_t previous_stage = ~0u;
+    for (const auto& [key, place] : places) {
+      by_position.push_back({place.last_gradient != kNone ? place.last_gradient : place.last, key,
+                             buckets_of(spec, index(key))});
+      optimizer += entry(spec.optimizer, index(key));
+      if (key.first != previous_stage) optimizer += entry(spec.step_overhead, key.first);
+      previous_stage = key.first;  // keys are sorted: a stage's chunks are together
+    }
+    std::sort(by_position.begin(), by_position.end(),
+              [](const Part& x, const Part& y) { return x.position < y.position; });
     const auto collective = [&](TaskKind kind, std::pair<std::uint32_t, std::uint32_t> key,
                                 double bytes, LaneId lane, double release_share) {
       const TimeNs time =
@@ -119,14 +136,12 @@ EventGraph add_data_parallel(EventGraph&& base, const DataParallelSpec& spec) {
     LaneId lane;
     if (spec.degree > 1) {
       lane = builder.add_lane(DeviceId{d}, spec.sharded ? "dp collectives" : "dp all-reduce");
-      for (const auto& [position, key] : by_position) {
-        const Buckets b{entry(spec.gradient_bytes, index(key)),
-                        spec.overlap ? entry(spec.bucket_bytes, index(key)) : 0.0};
-        if (b.count() > kMaxBuckets) {
+      for (const auto& [position, key, b] : by_position) {
+        if (b.count() > kMaxGradientBuckets) {
           throw ScheduleError(fmt::format(
               "stage {} chunk {}: {} gradient bytes in buckets of {} make {} buckets, more than "
               "{}",
-              key.first, key.second, b.total, b.size, b.count(), kMaxBuckets));
+              key.first, key.second, b.total, b.size, b.count(), kMaxGradientBuckets));
         }
         if (spec.sharded) gathers.emplace_back(key, b);
       }
@@ -148,9 +163,7 @@ EventGraph add_data_parallel(EventGraph&& base, const DataParallelSpec& spec) {
         }
       }
       const TaskKind reduce = spec.sharded ? TaskKind::ReduceScatter : TaskKind::AllReduce;
-      for (const auto& [position, key] : by_position) {
-        const Buckets b{entry(spec.gradient_bytes, index(key)),
-                        spec.overlap ? entry(spec.bucket_bytes, index(key)) : 0.0};
+      for (const auto& [position, key, b] : by_position) {
         for (std::uint32_t j = 0; j < b.count(); ++j) {
           const TaskId r =
               collective(reduce, key, b.bytes(j), lane, spec.overlap ? b.produced_after(j) : 1.0);

@@ -523,14 +523,14 @@ void resolve_gradient_buckets(const JsonCursor& root, Config& config) {
   }
   const double parameters = config.grad_bucket_size.value_or(std::max(40e6, 1e6 * dp.degree));
   dp.bucket_bytes.assign(1, parameters * (training != nullptr ? training->gradient_width() : 4.0));
-  constexpr double kMaxBuckets = 1 << 20;  // add_data_parallel's limit
-  if (config.grad_bucket_size && dp.degree > 1 && dp.overlap && !dp.gradient_bytes.empty() &&
-      dp.gradient_bytes[0] / dp.bucket_bytes[0] > kMaxBuckets) {
+  if (config.grad_bucket_size && dp.degree > 1 && !dp.gradient_bytes.empty() &&
+      parallel::gradient_bucket_count(dp, 0, dp.gradient_bytes[0]) >
+          parallel::kMaxGradientBuckets) {
     root.at("parallelism")
         .at("grad_bucket_size")
         .fail(fmt::format("buckets of {} parameters split stage 0's {} gradient bytes into more "
                           "than {} buckets: give a larger size",
-                          parameters, dp.gradient_bytes[0], kMaxBuckets));
+                          parameters, dp.gradient_bytes[0], parallel::kMaxGradientBuckets));
   }
 }
 

@@ -5,32 +5,24 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
-#include <string_view>
 
 #include <fmt/format.h>
 
 #include "perflow/core/error.hpp"
 #include "perflow/core/time.hpp"
 #include "perflow/core/units.hpp"
+#include "perflow/parallel/data_parallel.hpp"
 
 namespace perflow::study {
 namespace {
 
 std::string ns(double x) { return format_duration(static_cast<TimeNs>(std::llround(x))); }
 
-std::string count(std::uint64_t n, std::string_view one, std::string_view many) {
-  return fmt::format("{} {}", n, n == 1 ? one : many);
-}
-
-// The buckets stage s chunk c reduces its gradient bytes in (add_data_parallel's rule: only
-// stage 0's first chunk is bucketed, and only when the reduction overlaps the backward).
+// The buckets stage s chunk c reduces `bytes` of gradients in (add_data_parallel's rule).
 std::uint64_t gradient_buckets(const Config& config, std::uint32_t s, std::uint32_t c,
                                double bytes) {
-  const parallel::DataParallelSpec& dp = config.data_parallel;
-  const std::size_t at = std::size_t{s} * dp.chunks + c;
-  const double size = dp.overlap && at < dp.bucket_bytes.size() ? dp.bucket_bytes[at] : 0.0;
-  if (size <= 0 || bytes <= size) return 1;
-  return static_cast<std::uint64_t>(std::ceil(bytes / size));
+  return parallel::gradient_bucket_count(config.data_parallel,
+                                         std::size_t{s} * config.data_parallel.chunks + c, bytes);
 }
 
 }  // namespace
@@ -117,12 +109,12 @@ std::string explain(const Config& config) {
                         p.kept_activation[static_cast<std::size_t>(plan.training.recompute)])),
           p.backward_frees * 100, format_memory(p.weight_bytes), format_memory(p.gradient_bytes),
           format_memory(p.optimizer_bytes));
+      const std::uint64_t buckets = gradient_buckets(config, s, c, p.dp_gradient_bytes);
       out += fmt::format(
           "    traffic: {} to the next stage, {} tensor-parallel all-reduces of {} in F "
-          "and in B, {} of gradients across replicas in {}{}, optimizer step {}\n",
+          "and in B, {} of gradients across replicas in {} bucket{}{}, optimizer step {}\n",
           format_memory(p.boundary_bytes), p.tp_allreduces, format_memory(p.tp_allreduce_bytes),
-          format_memory(p.dp_gradient_bytes),
-          count(gradient_buckets(config, s, c, p.dp_gradient_bytes), "bucket", "buckets"),
+          format_memory(p.dp_gradient_bytes), buckets, buckets == 1 ? "" : "s",
           t.distributed_optimizer
               ? fmt::format(" (reduce-scattered; {} of parameters gathered back)",
                             format_memory(p.dp_parameter_bytes))

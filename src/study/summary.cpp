@@ -133,16 +133,16 @@ std::string describe_gradient_sync(const Config& config) {
       config.model ? std::string(model::to_string(config.model->training.reduce_dtype())) : "";
   std::string out = fmt::format("{}{}", dp.sharded ? "reduce-scatter" : "all-reduce",
                                 dtype.empty() ? "" : " (" + dtype + ")");
-  const double bucket = dp.bucket_bytes.empty() ? 0.0 : dp.bucket_bytes[0];
-  const double first = dp.gradient_bytes.empty() ? 0.0 : dp.gradient_bytes[0];
+  const std::uint64_t buckets = parallel::gradient_bucket_count(
+      dp, 0, dp.gradient_bytes.empty() ? 0.0 : dp.gradient_bytes[0]);
   if (!dp.overlap) {
     out += ", one a chunk after the backward";
-  } else if (bucket > 0 && first > bucket) {
+  } else if (buckets > 1) {
     const double width = config.model ? config.model->training.gradient_width() : 4.0;
     out += fmt::format(
         " as the backward goes: {} buckets of {} parameters on stage 0 chunk 0, "
         "one a chunk elsewhere",
-        static_cast<std::uint64_t>(std::ceil(first / bucket)), parameters(bucket / width));
+        buckets, parameters(dp.bucket_bytes[0] / width));
   } else {
     out += " as the backward goes, one bucket a chunk";
   }

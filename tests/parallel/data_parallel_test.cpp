@@ -152,13 +152,7 @@ TEST(DataParallel, OverlapStartsEachChunkAfterItsLastGradient) {
 TEST(DataParallel, BucketsAreReducedAsTheBackwardProducesThem) {
   const EventGraph g =
       build_schedule(pipeline_spec("1f1b", 1, 1, 1), CostTable({1000, 1000, 1000}));
-  DataParallelSpec dp;
-  dp.degree = 2;
-  dp.bandwidth = 1e9;
-  dp.bucket_bytes = {1500};
-  dp.gradient_bytes = {4000};
-  dp.parameter_bytes = {2000};
-  dp.optimizer = {500};
+  DataParallelSpec dp = testing::hand_worked_buckets();
   const auto spans = [](const EventGraph& graph, const simulator::SimulationResult& r,
                         LaneId lane) {
     std::vector<std::pair<std::string, std::pair<TimeNs, TimeNs>>> out;

@@ -94,13 +94,7 @@ TEST(Iterations, AsynchronousDevicesGoOnAfterTheirOwnStep) {
 // released at 6500, 7250, 7750 run [6500,7250] [7250,8000] [8000,8500]; OPT [8500,9000].
 TEST(Iterations, GatheredParametersAreTheStepBefores) {
   const EventGraph one = build_schedule(pipeline_spec("1f1b", 1, 1), CostTable({1000, 1000, 1000}));
-  DataParallelSpec dp;
-  dp.degree = 2;
-  dp.bandwidth = 1e9;
-  dp.bucket_bytes = {1500};
-  dp.gradient_bytes = {4000};
-  dp.parameter_bytes = {2000};
-  dp.optimizer = {500};
+  DataParallelSpec dp = testing::hand_worked_buckets();
   dp.sharded = true;
   dp.overlap_param_gather = true;
   const EventGraph g = repeated(add_data_parallel(one, dp), 2, false);

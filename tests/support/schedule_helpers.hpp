@@ -10,6 +10,7 @@
 
 #include "perflow/core/event_graph.hpp"
 #include "perflow/core/trace.hpp"
+#include "perflow/parallel/data_parallel.hpp"
 #include "perflow/parallel/pipeline.hpp"
 #include "perflow/simulator/simulate.hpp"
 
@@ -24,6 +25,21 @@ inline parallel::PipelineSpec pipeline_spec(std::string schedule, std::uint32_t 
   spec.microbatches = microbatches;
   spec.chunks = chunks;
   return spec;
+}
+
+/// The bucketed data parallelism worked by hand in
+/// DataParallel.BucketsAreReducedAsTheBackwardProducesThem (and, over two iterations,
+/// Iterations.GatheredParametersAreTheStepBefores): 2 ranks at 1 GB/s, 4000 gradient bytes in
+/// buckets of 1500, 2000 parameter bytes, a 500 ns step.
+inline parallel::DataParallelSpec hand_worked_buckets() {
+  parallel::DataParallelSpec dp;
+  dp.degree = 2;
+  dp.bandwidth = 1e9;
+  dp.bucket_bytes = {1500};
+  dp.gradient_bytes = {4000};
+  dp.parameter_bytes = {2000};
+  dp.optimizer = {500};
+  return dp;
 }
 
 /// A device's executed task labels joined by spaces, as the fixtures write orders.

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -54,9 +55,9 @@ struct DataParallelSpec {
 /// A (stage, chunk)'s gradients are produced by its last gradient task in program order (its
 /// last W or BW: the last microbatch's backward, which completes the accumulation), at an
 /// even rate over that task, last layers first. With `overlap` they are split into
-/// ceil(bytes / bucket_bytes) buckets (at most 2^20), each full but the last (the first layers'),
-/// each an ALLREDUCE (REDUCESCATTER when sharded) released when the share of the gradient task that
-/// produces its last gradient has run (TaskSpec::release_share), taking
+/// ceil(bytes / bucket_bytes) buckets (at most kMaxGradientBuckets), each full but the last (the
+/// first layers'), each an ALLREDUCE (REDUCESCATTER when sharded) released when the share of the
+/// gradient task that produces its last gradient has run (TaskSpec::release_share), taking
 /// ring_all_reduce_time (ring_reduce_scatter_time) of its bytes over `degree` ranks; the lane
 /// runs them one at a time, in the order they are released. Without `overlap`, one per
 /// (stage, chunk), after the device's last compute task. Sharded, each bucket's parameters
@@ -68,6 +69,14 @@ struct DataParallelSpec {
 EventGraph add_data_parallel(const EventGraph& graph, const DataParallelSpec& spec);
 /// The same, taking `graph`'s arrays instead of copying them.
 EventGraph add_data_parallel(EventGraph&& graph, const DataParallelSpec& spec);
+
+/// The most buckets a (stage, chunk) may reduce its gradients in.
+inline constexpr std::uint64_t kMaxGradientBuckets = std::uint64_t{1} << 20;
+
+/// The buckets `bytes` of gradients of the (stage, chunk) at stage-major `index` are reduced
+/// in, as add_data_parallel splits them: ceil(bytes / bucket_bytes[index]) when the
+/// reduction overlaps the backward and the entry is set, else 1.
+std::uint64_t gradient_bucket_count(const DataParallelSpec& spec, std::size_t index, double bytes);
 
 /// A device's data-parallel collectives (ALLREDUCE, REDUCESCATTER, ALLGATHER): their time, and
 /// the part of it its compute lane spent idle (exposed) rather than computing (hidden).
