@@ -11,6 +11,7 @@
 #include "perflow/core/detail/graph_extension.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/parallel/collectives.hpp"
+#include "perflow/parallel/nccl_collectives.hpp"
 
 namespace perflow::parallel {
 namespace {
@@ -18,6 +19,21 @@ namespace {
 template <class T>
 T entry(const std::vector<T>& values, std::size_t index) {
   return index < values.size() ? values[index] : T{};
+}
+
+// A data-parallel collective's time: NCCL's choice over spec.nccl, else the ring.
+TimeNs data_parallel_collective_time(const DataParallelSpec& spec, TaskKind kind, double bytes) {
+  if (spec.nccl) {
+    const Collective collective = kind == TaskKind::AllReduce       ? Collective::AllReduce
+                                  : kind == TaskKind::ReduceScatter ? Collective::ReduceScatter
+                                                                    : Collective::AllGather;
+    return nccl_collective_time(collective, bytes, spec.degree, *spec.nccl).time;
+  }
+  return kind == TaskKind::AllReduce
+             ? ring_all_reduce_time(bytes, spec.degree, spec.latency, spec.bandwidth)
+         : kind == TaskKind::ReduceScatter
+             ? ring_reduce_scatter_time(bytes, spec.degree, spec.latency, spec.bandwidth)
+             : ring_all_gather_time(bytes, spec.degree, spec.latency, spec.bandwidth);
 }
 
 // ceil(total / size) buckets, one when there is no size or the bytes fit in one.
@@ -112,12 +128,7 @@ EventGraph add_data_parallel(EventGraph&& base, const DataParallelSpec& spec) {
               [](const Part& x, const Part& y) { return x.position < y.position; });
     const auto collective = [&](TaskKind kind, std::pair<std::uint32_t, std::uint32_t> key,
                                 double bytes, LaneId lane, double release_share) {
-      const TimeNs time =
-          kind == TaskKind::AllReduce
-              ? ring_all_reduce_time(bytes, spec.degree, spec.latency, spec.bandwidth)
-          : kind == TaskKind::ReduceScatter
-              ? ring_reduce_scatter_time(bytes, spec.degree, spec.latency, spec.bandwidth)
-              : ring_all_gather_time(bytes, spec.degree, spec.latency, spec.bandwidth);
+      const TimeNs time = data_parallel_collective_time(spec, kind, bytes);
       TaskSpec task{kind, DeviceId{d}, StageId{key.first}, 0, key.second, time, 0.0, lane};
       task.release_share = release_share;
       const TaskId id = builder.add_task(task);

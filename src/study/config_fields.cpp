@@ -12,6 +12,7 @@ using K = FieldKind;
 constexpr std::string_view kShapes[] = {"linear", "interleaved", "v", "dualpipe"};
 constexpr std::string_view kModes[] = {"ordered", "greedy"};
 constexpr std::string_view kP2pModes[] = {"async", "blocking"};
+constexpr std::string_view kCollectivePricings[] = {"nccl", "ring"};
 constexpr std::string_view kPer[] = {kCostsPerChunk, kCostsPerStage};
 constexpr std::string_view kMlps[] = {"gelu", "swiglu"};
 constexpr std::string_view kPrecisions[] = {"bf16", "fp16", "fp8"};
@@ -397,6 +398,20 @@ constexpr Field kNetworkFields[] = {
      .description = "every device's link to host memory for offloading, unless its device "
                     "type gives one",
      .section = &kLinkSection},
+    {.name = "collectives",
+     .kind = K::Choice,
+     .description = "how a tensor- or data-parallel collective is priced: \"nccl\" as NCCL's "
+                    "tuner chooses its algorithm (ring, tree, NVLS) and protocol (LL, LL128, "
+                    "Simple) over the links its group spans; \"ring\" one ring of latency per "
+                    "step plus bytes over the placed link's bandwidth. Default: nccl with "
+                    "/model, else ring",
+     .default_value = "nccl with /model, else ring",
+     .choices = kCollectivePricings},
+    {.name = "collective_overhead",
+     .kind = K::Duration,
+     .description = "with collectives \"nccl\": each call's fixed time (kernel launch and "
+                    "the ranks' synchronization) beyond NCCL's latencies",
+     .default_value = "20us"},
     {.name = "gpus_per_node",
      .kind = K::Integer,
      .description = "GPUs per node (default 8), ranks placed tensor parallel first, then "

@@ -22,6 +22,7 @@
 #include "perflow/core/error.hpp"
 #include "perflow/core/units.hpp"
 #include "perflow/parallel/collectives.hpp"
+#include "perflow/parallel/nccl_collectives.hpp"
 #include "perflow/parallel/schedule_registry.hpp"
 
 namespace perflow::study::detail {
@@ -273,13 +274,19 @@ TimeNs repeated(TimeNs one, std::uint32_t count, std::string_view what, const Js
   return one * count;
 }
 
-// The all-reduce time one F or B adds under tensor parallelism; 0 at degree 1.
+// The all-reduce time one F or B adds under tensor parallelism; 0 at degree 1. Priced as
+// NCCL does with `nccl`, where sequence parallelism makes each all-reduce a reduce-scatter
+// and an all-gather of the same tokens (Megatron-LM's sequence-parallel layers): two calls.
 TimeNs tensor_parallel_time(std::uint32_t degree, const simulator::Link& link,
-                            const PartialCosts& p, const JsonCursor& where) {
+                            const std::optional<parallel::NcclNetwork>& nccl,
+                            bool sequence_parallel, const PartialCosts& p,
+                            const JsonCursor& where) {
   const std::uint32_t count = p.tp_allreduces.value_or(0);
   if (degree <= 1 || count == 0) return 0;
-  const TimeNs one = parallel::ring_all_reduce_time(p.tp_allreduce_bytes.value_or(0.0), degree,
-                                                    link.latency, link.bandwidth);
+  const double bytes = p.tp_allreduce_bytes.value_or(0.0);
+  const TimeNs one =
+      nccl ? tensor_parallel_collective(*nccl, degree, sequence_parallel, bytes).time
+           : parallel::ring_all_reduce_time(bytes, degree, link.latency, link.bandwidth);
   return repeated(one, count, "tensor-parallel all-reduces", where);
 }
 
@@ -300,9 +307,13 @@ TimeNs expert_parallel_time(const Config& config, const PartialCosts& p, const J
   // (Megatron-LM's rank order: tensor first), so a node holds gpus_per_node / TP of them.
   const std::uint32_t per_node = std::max<std::uint32_t>(
       1, config.gpus_per_node / std::max<std::uint32_t>(config.tensor_parallel, 1));
-  const TimeNs one = parallel::pairwise_all_to_all_time(
-      p.a2a_bytes.value_or(0.0), config.expert_parallel, per_node, {intra.latency, intra.bandwidth},
-      {inter.latency, inter.bandwidth});
+  const double bytes = p.a2a_bytes.value_or(0.0);
+  const TimeNs one = config.expert_parallel_nccl
+                         ? parallel::nccl_all_to_all_time(bytes, config.expert_parallel,
+                                                          *config.expert_parallel_nccl)
+                         : parallel::pairwise_all_to_all_time(
+                               bytes, config.expert_parallel, per_node,
+                               {intra.latency, intra.bandwidth}, {inter.latency, inter.bandwidth});
   return repeated(one, count, "all-to-alls", where);
 }
 
@@ -313,6 +324,15 @@ simulator::Link read_link(const JsonCursor& c, simulator::Link defaults = {}) {
   if (auto x = c.find("latency")) link.latency = x->as_duration();
   if (auto x = c.find("bandwidth")) link.bandwidth = read_bandwidth(*x);
   return link;
+}
+
+// How many of a group's `size` ranks, `stride` apart, share a node (placed as
+// group_in_one_node describes): all of them in a job of one node, else gpus_per_node /
+// stride of them (at least 1, at most the group).
+std::uint32_t group_ranks_per_node(std::uint32_t size, std::uint32_t stride, std::uint64_t world,
+                                   std::uint32_t gpus_per_node) {
+  if (world <= gpus_per_node) return size;
+  return std::clamp<std::uint32_t>(gpus_per_node / std::max<std::uint32_t>(stride, 1), 1, size);
 }
 
 // True when every group of `size` ranks `stride` apart, in a job of `world` ranks, lies in
@@ -333,6 +353,19 @@ bool group_in_one_node(std::uint32_t size, std::uint32_t stride, std::uint64_t w
 }
 
 }  // namespace
+
+parallel::CollectiveChoice tensor_parallel_collective(const parallel::NcclNetwork& nccl,
+                                                      std::uint32_t degree, bool sequence_parallel,
+                                                      double bytes) {
+  using parallel::Collective;
+  if (!sequence_parallel) {
+    return parallel::nccl_collective_time(Collective::AllReduce, bytes, degree, nccl);
+  }
+  parallel::CollectiveChoice c =
+      parallel::nccl_collective_time(Collective::ReduceScatter, bytes, degree, nccl);
+  c.time += parallel::nccl_collective_time(Collective::AllGather, bytes, degree, nccl).time;
+  return c;
+}
 
 // Bytes per second, at least 1 B/s (0 would silently mean "free").
 double read_bandwidth(const JsonCursor& c) {
@@ -785,6 +818,67 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
   }
   config.data_parallel.latency = dp_link.latency;
   config.data_parallel.bandwidth = dp_link.bandwidth;
+  // /network/collectives: "nccl" prices each collective as NCCL chooses its algorithm and
+  // protocol, over the links the group spans; the default with /model (links from GPU
+  // presets), "ring" (one ring over the placed link) otherwise.
+  std::optional<parallel::NcclNetwork> tp_nccl;
+  {
+    std::string pricing = config.model ? "nccl" : "ring";
+    if (network) {
+      if (auto x = network->find("collectives")) {
+        pricing = x->as_string();
+        if (pricing != "nccl" && pricing != "ring") x->fail_expected("\"nccl\" or \"ring\"");
+      }
+    }
+    TimeNs overhead = parallel::kNcclCallOverhead;
+    if (network) {
+      if (auto x = network->find("collective_overhead")) {
+        if (pricing != "nccl") {
+          x->fail(
+              "collective_overhead is the fixed time of an NCCL call: it needs "
+              "/network/collectives \"nccl\" (the ring has a latency per step only)");
+        }
+        overhead = x->as_duration();
+      }
+    }
+    config.collectives = pricing;
+    if (pricing == "nccl") {
+      parallel::NcclNetwork base;
+      base.intra = {config.simulation.intra_node.latency, config.simulation.intra_node.bandwidth};
+      base.inter = {config.simulation.inter_node.latency, config.simulation.inter_node.bandwidth};
+      base.overhead = overhead;
+      // The GPUs' generation (the oldest), their scale-up (PCIe if any) and NVLS (if all).
+      bool any = false;
+      for (const auto& spec : specs) {
+        if (!spec) continue;
+        base.generation = any ? std::min(base.generation, spec->generation) : spec->generation;
+        if (spec->scale_up == ScaleUp::Pcie) base.scale_up = ScaleUp::Pcie;
+        base.nvls = (any ? base.nvls : true) && spec->nvls;
+        any = true;
+      }
+      // A link /network gives for the group replaces the one it is placed on.
+      const auto placed = [&](bool in_node, const simulator::Link& link, std::uint32_t size,
+                              std::uint32_t stride) {
+        parallel::NcclNetwork net = base;
+        (in_node ? net.intra : net.inter) = {link.latency, link.bandwidth};
+        net.ranks_per_node = group_ranks_per_node(size, stride, world, config.gpus_per_node);
+        return net;
+      };
+      config.data_parallel.nccl =
+          placed(dp_in_node, dp_link, config.data_parallel.degree, config.tensor_parallel);
+      tp_nccl = placed(tp_in_node, tp_link, config.tensor_parallel, 1);
+      config.tensor_parallel_nccl = tp_nccl;
+      // Expert-parallel ranks are data-parallel replicas, tensor_parallel ranks apart.
+      config.expert_parallel_nccl = base;
+      config.expert_parallel_nccl->ranks_per_node = std::max<std::uint32_t>(
+          1, config.gpus_per_node / std::max<std::uint32_t>(config.tensor_parallel, 1));
+      config.collective_overhead = overhead;
+    } else {
+      config.data_parallel.nccl.reset();
+      config.tensor_parallel_nccl.reset();
+      config.expert_parallel_nccl.reset();
+    }
+  }
   config.data_parallel.chunks = chunks;
   config.data_parallel.gradient_bytes.assign(std::size_t{stages} * chunks, 0.0);
   config.data_parallel.parameter_bytes.assign(std::size_t{stages} * chunks, 0.0);
@@ -824,7 +918,9 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
       // Tensor parallelism: each F and each B runs tp_allreduces all-reduces of
       // tp_allreduce_bytes among the tensor-parallel ranks (Megatron-LM: two per layer in
       // each direction, Shoeybi et al. 2019, section 3); W needs none.
-      const TimeNs tp = tensor_parallel_time(config.tensor_parallel, tp_link, p, where);
+      const TimeNs tp =
+          tensor_parallel_time(config.tensor_parallel, tp_link, tp_nccl,
+                               config.model && config.model->training.sequence_parallel, p, where);
       parallel::TaskCosts resolved{
           require(p.forward, "forward") + tp, require(p.backward, "backward") + tp,
           require(p.weight, "weight"),        p.activation.value_or(0.0),

@@ -5,9 +5,11 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
+#include "detail/cost_config.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/core/time.hpp"
 #include "perflow/core/units.hpp"
@@ -23,6 +25,40 @@ std::uint64_t gradient_buckets(const Config& config, std::uint32_t s, std::uint3
                                double bytes) {
   return parallel::gradient_bucket_count(config.data_parallel,
                                          std::size_t{s} * config.data_parallel.chunks + c, bytes);
+}
+
+// "1.083ms each (ring Simple)".
+std::string describe_choice(const parallel::CollectiveChoice& c, std::string_view each) {
+  return fmt::format("{}{} ({} {})", format_duration(c.time), each,
+                     parallel::to_string(c.algorithm), parallel::to_string(c.protocol));
+}
+
+// With NCCL pricing: what one tensor-parallel collective and one (full) gradient bucket
+// cost, and the algorithm and protocol NCCL would pick for them.
+std::string describe_collectives(const Config& config, const model::PositionCosts& p,
+                                 std::uint64_t buckets) {
+  std::string parts;
+  const auto add = [&parts](const std::string& part) {
+    parts += (parts.empty() ? "" : "; ") + part;
+  };
+  if (config.tensor_parallel_nccl && config.tensor_parallel > 1 && p.tp_allreduces > 0) {
+    const bool sp = config.model->training.sequence_parallel;
+    add(fmt::format("tp {}: {}", sp ? "reduce-scatter + all-gather" : "all-reduce",
+                    describe_choice(detail::tensor_parallel_collective(*config.tensor_parallel_nccl,
+                                                                       config.tensor_parallel, sp,
+                                                                       p.tp_allreduce_bytes),
+                                    " each")));
+  }
+  const parallel::DataParallelSpec& dp = config.data_parallel;
+  if (dp.nccl && dp.degree > 1 && p.dp_gradient_bytes > 0) {
+    const double bytes = p.dp_gradient_bytes / static_cast<double>(buckets);
+    const parallel::Collective kind =
+        dp.sharded ? parallel::Collective::ReduceScatter : parallel::Collective::AllReduce;
+    add(fmt::format(
+        "dp {} of a {} bucket: {}", parallel::to_string(kind), format_memory(bytes),
+        describe_choice(parallel::nccl_collective_time(kind, bytes, dp.degree, *dp.nccl), "")));
+  }
+  return parts.empty() ? std::string() : fmt::format("    collectives (NCCL): {}\n", parts);
 }
 
 }  // namespace
@@ -120,6 +156,7 @@ std::string explain(const Config& config) {
                             format_memory(p.dp_parameter_bytes))
               : std::string(),
           plan.timed[s] ? ns(p.optimizer_ns) : std::string("-"));
+      out += describe_collectives(config, p, buckets);
       if (p.a2a_per_pass > 0) {
         out +=
             fmt::format("    expert parallel: {} all-to-alls of {} sent per rank in F and in B\n",

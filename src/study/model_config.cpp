@@ -15,7 +15,7 @@
 #include "detail/cost_config.hpp"
 #include "perflow/core/did_you_mean.hpp"
 #include "perflow/core/units.hpp"
-#include "perflow/parallel/collectives.hpp"
+#include "perflow/parallel/nccl_collectives.hpp"
 #include "perflow/parallel/pipeline_layout.hpp"
 #include "perflow/parallel/schedule_registry.hpp"
 
@@ -399,13 +399,19 @@ void derive_model_costs(const JsonCursor& root, Config& config,
         per_stage[s] = model::layer_seconds(m, plan.training, config.tensor_parallel, gpu,
                                             config.expert_parallel);
         // Each layer also waits for its tensor-parallel all-reduces (two in F, two in B),
-        // here over the GPU's own scale-up link.
+        // here over the GPU's own scale-up link, as NCCL prices them.
         if (config.tensor_parallel > 1 && gpu.link_bandwidth > 0) {
           const double bytes = 2.0 * plan.training.micro_batch_size * m.sequence * m.hidden;
-          per_stage[s] += 4 *
-                          double(parallel::ring_all_reduce_time(bytes, config.tensor_parallel, 0,
-                                                                gpu.link_bandwidth)) /
-                          1e9;
+          parallel::NcclNetwork link;
+          link.intra = {0, gpu.link_bandwidth};
+          link.scale_up = gpu.scale_up;
+          link.generation = gpu.generation;
+          link.nvls = gpu.nvls;
+          link.overhead = parallel::kNcclCallOverhead;
+          const TimeNs one = tensor_parallel_collective(link, config.tensor_parallel,
+                                                        plan.training.sequence_parallel, bytes)
+                                 .time;
+          per_stage[s] += 4 * static_cast<double>(one) / 1e9;
         }
       }
       std::vector<double> seconds(positions);

@@ -183,6 +183,7 @@ std::string format_summary(const Config& config, const EventGraph& graph,
     if (config.tensor_parallel > 1) {
       links += fmt::format("; tp all-reduce over {}", config.tensor_parallel_link);
     }
+    if (config.collectives == "nccl") links += "; collectives as NCCL picks them";
     line("parallelism",
          fmt::format("dp {} x tp {} x pp {} ({} GPUs){}{}", config.data_parallel.degree,
                      config.tensor_parallel, config.pipeline.stages, gpus,

@@ -17,6 +17,7 @@
 #include "perflow/core/error.hpp"
 #include "perflow/parallel/collectives.hpp"
 #include "perflow/parallel/expert_parallel.hpp"
+#include "perflow/parallel/nccl_collectives.hpp"
 #include "perflow/simulator/simulate.hpp"
 #include "perflow/study/config_schema.hpp"
 
@@ -822,6 +823,52 @@ nlohmann::json model_config() {
   })");
 }
 
+// /network/collectives: NCCL pricing by default with /model, each group on the links it spans
+// with its ranks per node; "ring" keeps one ring over the placed link.
+TEST(ModelConfig, CollectivesArePricedAsNcclOverTheLinksTheirGroupsSpan) {
+  auto doc = model_config();  // tp 2 x dp 4 x pp 4 on 8-GPU nodes of H100s
+  Config c = parse_config(doc, "cfg.json");
+  ASSERT_TRUE(c.data_parallel.nccl.has_value());
+  ASSERT_TRUE(c.tensor_parallel_nccl.has_value());
+  // A data-parallel group (4 ranks 2 apart) lies in one node; NCCL sees it whole.
+  EXPECT_EQ(c.data_parallel.nccl->ranks_per_node, 4u);
+  EXPECT_EQ(c.data_parallel.nccl->generation, GpuGeneration::Hopper);
+  EXPECT_TRUE(c.data_parallel.nccl->nvls);
+  EXPECT_EQ(c.data_parallel.nccl->overhead, 20'000);
+  EXPECT_EQ(c.tensor_parallel_nccl->ranks_per_node, 2u);
+  EXPECT_EQ(c.tensor_parallel_nccl->intra.bandwidth, 450e9);
+  EXPECT_EQ(c.tensor_parallel_nccl->inter.bandwidth, 50e9);
+  // TP 8: the data-parallel replicas are 8 apart, one a node, and cross the NIC.
+  doc["parallelism"]["tensor_parallel"] = 8;
+  doc["model"]["heads"] = 32;
+  doc["network"] = {{"collective_overhead", "5us"}};
+  c = parse_config(doc, "cfg.json");
+  EXPECT_EQ(c.data_parallel_link, "inter_node");
+  EXPECT_EQ(c.data_parallel.nccl->ranks_per_node, 1u);
+  EXPECT_EQ(c.data_parallel.nccl->overhead, 5'000);
+  // A data_parallel link replaces the one the group is placed on (here the NIC).
+  doc["network"]["data_parallel"] = {{"bandwidth", "10GB/s"}};
+  c = parse_config(doc, "cfg.json");
+  EXPECT_EQ(c.data_parallel.nccl->inter.bandwidth, 10e9);
+  EXPECT_EQ(c.data_parallel.nccl->intra.bandwidth, 450e9);
+  // "ring": no NCCL networks, and no call overhead to give.
+  doc["network"] = {{"collectives", "ring"}};
+  c = parse_config(doc, "cfg.json");
+  EXPECT_EQ(c.collectives, "ring");
+  EXPECT_FALSE(c.data_parallel.nccl.has_value());
+  EXPECT_FALSE(c.tensor_parallel_nccl.has_value());
+  doc["network"]["collective_overhead"] = "5us";
+  EXPECT_EQ(error_of(doc),
+            "cfg.json:/network/collective_overhead: collective_overhead is the fixed time of an "
+            "NCCL call: it needs /network/collectives \"nccl\" (the ring has a latency per step "
+            "only)");
+  doc["network"] = {{"collectives", "tree"}};
+  EXPECT_EQ(error_of(doc),
+            "cfg.json:/network/collectives: expected \"nccl\" or \"ring\", got \"tree\"");
+  // Without /model the ring stays the default.
+  EXPECT_EQ(parse_config(base(), "cfg.json").collectives, "ring");
+}
+
 // Megatron-LM's gradient buckets: max(40M, 1M x dp) parameters on stage 0's first chunk in the
 // gradients' type (fp32 without /model or for bf16; bf16 when asked); the distributed optimizer
 // reduce-scatters and gathers back the 2-byte parameters.
@@ -894,11 +941,19 @@ TEST(ModelConfig, DerivesCostsMemoryAndTraffic) {
   const model::PositionCosts expected =
       model::derive_position(m, c.model->training, {.tensor = 2, .data = 4},
                              model::find_device_preset("h100-sxm")->spec, positions[1].layers);
-  // F and B also wait for their tensor-parallel all-reduces: 2 per layer, 3 layers, each a
-  // ring over 2 ranks of 2 x 2 x 512 x 1024 bytes on NVLink (the preset's 450 GB/s).
+  // F and B also wait for their tensor-parallel all-reduces: 2 per layer, 3 layers, each of
+  // 2 x 2 x 512 x 1024 bytes over 2 ranks on NVLink (the preset's 450 GB/s), priced as NCCL
+  // does: the Simple ring, 8.4 + 2 x 3.4 us + 2097152 B / (450 x 20.6 / 25 GB/s) = 20.856 us
+  // (LL 22.7, LL128 23.9, NVLS 32.6), plus the 20 us call overhead.
   ASSERT_EQ(expected.tp_allreduces, 6u);
-  const TimeNs tp = 6 * parallel::ring_all_reduce_time(2.0 * 2 * 512 * 1024, 2, 0, 450e9);
-  EXPECT_EQ(tp, 6 * 4661);
+  EXPECT_EQ(c.collectives, "nccl");
+  ASSERT_TRUE(c.tensor_parallel_nccl.has_value());
+  const parallel::CollectiveChoice one = parallel::nccl_collective_time(
+      parallel::Collective::AllReduce, 2.0 * 2 * 512 * 1024, 2, *c.tensor_parallel_nccl);
+  EXPECT_EQ(one.algorithm, parallel::CollectiveAlgorithm::Ring);
+  EXPECT_EQ(one.protocol, parallel::CollectiveProtocol::Simple);
+  const TimeNs tp = 6 * one.time;
+  EXPECT_EQ(tp, 6 * 40856);
   EXPECT_EQ(c.costs.at(StageId{1}, 0).forward, std::llround(expected.forward_ns) + tp);
   EXPECT_EQ(c.costs.at(StageId{1}, 0).backward, std::llround(expected.backward_ns) + tp);
   EXPECT_EQ(c.costs.at(StageId{1}, 0).weight, std::llround(expected.weight_ns));

@@ -5,6 +5,8 @@
 #include <span>
 #include <string_view>
 
+#include "perflow/core/hardware.hpp"
+
 namespace perflow::model {
 
 /// The arithmetic a run trains in (tensor-core inputs).
@@ -43,6 +45,10 @@ struct DeviceSpec {
   double memory_capacity = 0;
   double link_bandwidth = 0;     ///< scale-up link (NVLink, Infinity Fabric), per direction
   double network_bandwidth = 0;  ///< scale-out network (the usual NIC) per GPU
+  /// What NCCL's collectives need to know of the GPU and its node (parallel::NcclNetwork).
+  GpuGeneration generation = GpuGeneration::Ampere;
+  ScaleUp scale_up = ScaleUp::NvLink;
+  bool nvls = false;  ///< the node's NVSwitches reduce in the switch (NVLink SHARP)
   Efficiency efficiency;
 
   /// Peak dense FLOP/s in `precision`; 0 when the device has none.

@@ -2,11 +2,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "perflow/core/event_graph.hpp"
 #include "perflow/core/time.hpp"
 #include "perflow/core/trace.hpp"
+#include "perflow/parallel/nccl_collectives.hpp"
 
 namespace perflow::parallel {
 
@@ -18,6 +20,9 @@ struct DataParallelSpec {
   /// The link a data-parallel all-reduce runs over (usually between nodes).
   TimeNs latency = 0;
   double bandwidth = 0;  ///< bytes/s; 0 means unlimited
+  /// When set, each collective takes nccl_collective_time over this network instead of the
+  /// ring over `latency` and `bandwidth`.
+  std::optional<NcclNetwork> nccl;
   /// true: each (stage, chunk)'s gradients are reduced bucket by bucket as the backward
   /// produces them, overlapping the device's remaining backward work (Megatron-LM's
   /// overlap_grad_reduce, PyTorch DDP's bucketed reduction); false: in one collective per
@@ -58,7 +63,8 @@ struct DataParallelSpec {
 /// ceil(bytes / bucket_bytes) buckets (at most kMaxGradientBuckets), each full but the last (the
 /// first layers'), each an ALLREDUCE (REDUCESCATTER when sharded) released when the share of the
 /// gradient task that produces its last gradient has run (TaskSpec::release_share), taking
-/// ring_all_reduce_time (ring_reduce_scatter_time) of its bytes over `degree` ranks; the lane
+/// ring_all_reduce_time (ring_reduce_scatter_time) of its bytes over `degree` ranks (or
+/// nccl_collective_time, with `nccl`); the lane
 /// runs them one at a time, in the order they are released. Without `overlap`, one per
 /// (stage, chunk), after the device's last compute task. Sharded, each bucket's parameters
 /// (its share of `parameter_bytes`) are then gathered by an ALLGATHER of

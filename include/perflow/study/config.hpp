@@ -93,6 +93,15 @@ struct Config {
   /// /parallelism/grad_bucket_size (parameters), when given; else Megatron-Core's default.
   std::optional<double> grad_bucket_size;
   std::string tensor_parallel_link = "intra_node";
+  /// /network/collectives: "nccl" (collectives priced as NCCL chooses their algorithm and
+  /// protocol; data_parallel.nccl holds the data-parallel group's network) or "ring".
+  std::string collectives = "ring";
+  /// With "nccl": the network a tensor-parallel group's collectives run over.
+  std::optional<parallel::NcclNetwork> tensor_parallel_nccl;
+  /// With "nccl": the network an expert-parallel all-to-all runs over.
+  std::optional<parallel::NcclNetwork> expert_parallel_nccl;
+  /// /network/collective_overhead: each NCCL call's fixed time (nccl only).
+  TimeNs collective_overhead = 0;
   /// /simulation/lower_communication: transfers become SEND tasks on per-link lanes.
   bool lower_communication = false;
   /// /network/p2p_mode "blocking": transfers occupy both devices' compute lanes.

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "perflow/core/json_cursor.hpp"
+#include "perflow/parallel/nccl_collectives.hpp"
 #include "perflow/study/config.hpp"
 
 namespace perflow::study::detail {
@@ -12,6 +13,14 @@ std::string read_schedule_name(const JsonCursor& cursor);
 
 /// Bytes per second (a number, or "400GB/s"), between 1 B/s and 1e18 B/s.
 double read_bandwidth(const JsonCursor& cursor);
+
+/// One tensor-parallel all-reduce of `bytes` over `degree` ranks as `nccl` prices it: with
+/// sequence parallelism a reduce-scatter and an all-gather of the same tokens (Megatron-LM's
+/// sequence-parallel layers), two calls. The time of both; the algorithm and protocol of the
+/// first.
+parallel::CollectiveChoice tensor_parallel_collective(const parallel::NcclNetwork& nccl,
+                                                      std::uint32_t degree, bool sequence_parallel,
+                                                      double bytes);
 
 /// Reads /costs, /device_types, /placement and the link part of /network into `config`
 /// (costs per stage and chunk, device memory, boundary bytes, links). Needs
