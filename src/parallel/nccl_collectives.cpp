@@ -89,6 +89,11 @@ double gbps(double bandwidth, double fraction) {
 
 double log2_floor(std::uint32_t x) { return std::bit_width(x) - 1.0; }
 
+// The group's ranks in one node: all of them unless the network says fewer.
+std::uint32_t ranks_in_a_node(const NcclNetwork& network, std::uint32_t ranks) {
+  return network.ranks_per_node == 0 ? ranks : std::min(network.ranks_per_node, ranks);
+}
+
 struct Candidate {
   CollectiveAlgorithm algorithm;
   CollectiveProtocol protocol;
@@ -138,8 +143,7 @@ CollectiveChoice nccl_collective_time(Collective collective, double bytes, std::
                                       const NcclNetwork& network) {
   if (ranks <= 1) return {};
   const bool all_reduce = collective == Collective::AllReduce;
-  const std::uint32_t ppn =
-      network.ranks_per_node == 0 ? ranks : std::min(network.ranks_per_node, ranks);
+  const std::uint32_t ppn = ranks_in_a_node(network, ranks);
   const std::uint32_t nodes = (ranks + ppn - 1) / ppn;
   const double n = ranks;
   const double steps = all_reduce ? 2.0 * (n - 1) : n - 1;
@@ -233,8 +237,7 @@ TimeNs nccl_all_to_all_time(double bytes, std::uint32_t ranks, const NcclNetwork
   const auto scaled = [](const LinkCost& link, double fraction) {
     return LinkCost{link.latency, link.bandwidth * fraction};
   };
-  const std::uint32_t ppn =
-      network.ranks_per_node == 0 ? ranks : std::min(network.ranks_per_node, ranks);
+  const std::uint32_t ppn = ranks_in_a_node(network, ranks);
   const TimeNs time = pairwise_all_to_all_time(
       bytes, ranks, ppn, scaled(network.intra, achievable(network.scale_up, network.generation)),
       scaled(network.inter, kNetAchievable));

@@ -290,6 +290,13 @@ TimeNs tensor_parallel_time(std::uint32_t degree, const simulator::Link& link,
   return repeated(one, count, "tensor-parallel all-reduces", where);
 }
 
+// The expert-parallel ranks are data-parallel replicas, tensor_parallel ranks apart
+// (Megatron-LM's rank order: tensor first), so a node holds gpus_per_node / TP of them.
+std::uint32_t expert_ranks_per_node(const Config& config) {
+  return std::max<std::uint32_t>(
+      1, config.gpus_per_node / std::max<std::uint32_t>(config.tensor_parallel, 1));
+}
+
 // The all-to-all time one F or backward adds under expert parallelism: a2a_per_pass
 // pairwise all-to-alls of a2a_bytes among the expert-parallel ranks; 0 at degree 1.
 TimeNs expert_parallel_time(const Config& config, const PartialCosts& p, const JsonCursor& where) {
@@ -303,16 +310,12 @@ TimeNs expert_parallel_time(const Config& config, const PartialCosts& p, const J
   }
   const simulator::Link& intra = config.simulation.intra_node;
   const simulator::Link& inter = config.simulation.inter_node;
-  // The expert-parallel ranks are data-parallel replicas, tensor_parallel ranks apart
-  // (Megatron-LM's rank order: tensor first), so a node holds gpus_per_node / TP of them.
-  const std::uint32_t per_node = std::max<std::uint32_t>(
-      1, config.gpus_per_node / std::max<std::uint32_t>(config.tensor_parallel, 1));
   const double bytes = p.a2a_bytes.value_or(0.0);
   const TimeNs one = config.expert_parallel_nccl
                          ? parallel::nccl_all_to_all_time(bytes, config.expert_parallel,
                                                           *config.expert_parallel_nccl)
                          : parallel::pairwise_all_to_all_time(
-                               bytes, config.expert_parallel, per_node,
+                               bytes, config.expert_parallel, expert_ranks_per_node(config),
                                {intra.latency, intra.bandwidth}, {inter.latency, inter.bandwidth});
   return repeated(one, count, "all-to-alls", where);
 }
@@ -821,7 +824,6 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
   // /network/collectives: "nccl" prices each collective as NCCL chooses its algorithm and
   // protocol, over the links the group spans; the default with /model (links from GPU
   // presets), "ring" (one ring over the placed link) otherwise.
-  std::optional<parallel::NcclNetwork> tp_nccl;
   {
     std::string pricing = config.model ? "nccl" : "ring";
     if (network) {
@@ -866,17 +868,9 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
       };
       config.data_parallel.nccl =
           placed(dp_in_node, dp_link, config.data_parallel.degree, config.tensor_parallel);
-      tp_nccl = placed(tp_in_node, tp_link, config.tensor_parallel, 1);
-      config.tensor_parallel_nccl = tp_nccl;
-      // Expert-parallel ranks are data-parallel replicas, tensor_parallel ranks apart.
+      config.tensor_parallel_nccl = placed(tp_in_node, tp_link, config.tensor_parallel, 1);
       config.expert_parallel_nccl = base;
-      config.expert_parallel_nccl->ranks_per_node = std::max<std::uint32_t>(
-          1, config.gpus_per_node / std::max<std::uint32_t>(config.tensor_parallel, 1));
-      config.collective_overhead = overhead;
-    } else {
-      config.data_parallel.nccl.reset();
-      config.tensor_parallel_nccl.reset();
-      config.expert_parallel_nccl.reset();
+      config.expert_parallel_nccl->ranks_per_node = expert_ranks_per_node(config);
     }
   }
   config.data_parallel.chunks = chunks;
@@ -919,7 +913,7 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
       // tp_allreduce_bytes among the tensor-parallel ranks (Megatron-LM: two per layer in
       // each direction, Shoeybi et al. 2019, section 3); W needs none.
       const TimeNs tp =
-          tensor_parallel_time(config.tensor_parallel, tp_link, tp_nccl,
+          tensor_parallel_time(config.tensor_parallel, tp_link, config.tensor_parallel_nccl,
                                config.model && config.model->training.sequence_parallel, p, where);
       parallel::TaskCosts resolved{
           require(p.forward, "forward") + tp, require(p.backward, "backward") + tp,

@@ -33,8 +33,8 @@ std::string describe_choice(const parallel::CollectiveChoice& c, std::string_vie
                      parallel::to_string(c.algorithm), parallel::to_string(c.protocol));
 }
 
-// With NCCL pricing: what one tensor-parallel collective and one (full) gradient bucket
-// cost, and the algorithm and protocol NCCL would pick for them.
+// With NCCL pricing: what one tensor-parallel collective and one gradient bucket of the
+// position's mean size cost, and the algorithm and protocol NCCL would pick for them.
 std::string describe_collectives(const Config& config, const model::PositionCosts& p,
                                  std::uint64_t buckets) {
   std::string parts;

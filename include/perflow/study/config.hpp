@@ -98,10 +98,9 @@ struct Config {
   std::string collectives = "ring";
   /// With "nccl": the network a tensor-parallel group's collectives run over.
   std::optional<parallel::NcclNetwork> tensor_parallel_nccl;
-  /// With "nccl": the network an expert-parallel all-to-all runs over.
+  /// With "nccl": the network an expert-parallel all-to-all runs over. Each network carries
+  /// /network/collective_overhead.
   std::optional<parallel::NcclNetwork> expert_parallel_nccl;
-  /// /network/collective_overhead: each NCCL call's fixed time (nccl only).
-  TimeNs collective_overhead = 0;
   /// /simulation/lower_communication: transfers become SEND tasks on per-link lanes.
   bool lower_communication = false;
   /// /network/p2p_mode "blocking": transfers occupy both devices' compute lanes.
