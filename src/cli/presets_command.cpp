@@ -67,6 +67,8 @@ void print_models(bool json) {
                       {"expert_ffn_hidden", m.expert_hidden()},
                       {"shared_experts", m.shared_experts},
                       {"first_dense_layers", m.layers - m.moe_layers()},
+                      {"expert_groups", m.expert_groups},
+                      {"group_top_k", m.group_top_k},
                       {"parameters", m.parameters()},
                       {"source", p.source}});
     }

@@ -277,6 +277,14 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   if (moe_layers > 0 && degrees.expert > 1) {
     c.a2a_bytes = 2 * tokens * r * model.top_k * h;
     c.a2a_per_pass = 2 * moe_layers;
+    c.moe_routing = {.tokens = tokens * r,
+                     .hidden = h,
+                     .top_k = model.top_k,
+                     .experts = model.experts,
+                     .load = model.expert_load(),
+                     .groups = model.expert_groups,
+                     .group_top_k = model.group_top_k,
+                     .layers = moe_layers};
   }
   // Adam reads and writes master weights and moments (24 bytes), reads the gradient (4) and
   // writes the 2-byte weights: 30 bytes per parameter it updates.

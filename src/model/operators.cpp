@@ -113,6 +113,24 @@ std::vector<Operator> moe_mlp_operators(const Transformer& model, const Training
   for (std::size_t i = first; i < ops.size(); ++i) {
     if (ops[i].kind == OperatorKind::Gemm) ops[i].smallest = std::min(ops[i].smallest, per_expert);
   }
+  // The dispatcher's permutations, memory-bound copies of token rows (each pass mirrors the
+  // other). alltoall (Megatron-Core's MoEAlltoAllTokenDispatcher) copies each of the rank's
+  // T r tokens into a row per expert before the all-to-all and sums them back after the
+  // combine, and with several local experts sorts the received rows by expert after the
+  // dispatch and back before the combine. deepep sends each token once per rank, and the
+  // receiver permutes it into its experts' rows and back.
+  const double rows = d.tokens * d.r;
+  if (training.moe_dispatcher == MoeDispatcher::DeepEp) {
+    ops.push_back(memory("moe_permute", 2 * routed * d.h, 2 * routed * d.h));
+    ops.push_back(memory("moe_unpermute", 2 * routed * d.h, 2 * routed * d.h));
+  } else {
+    const double copy = rows * d.h + rows * model.top_k * d.h;
+    ops.push_back(memory("moe_permute", copy, copy));
+    ops.push_back(memory("moe_unpermute", copy, copy));
+    if (ep > 1 && experts > ep) {
+      ops.push_back(memory("moe_sort_chunks", 4 * routed * d.h, 4 * routed * d.h));
+    }
+  }
   // Shared experts: every token, one MLP of inner size S f_e (Megatron-LM's shared expert).
   if (model.shared_experts > 0) {
     append_mlp(ops, {"shared_gate_up", "shared_swiglu", "shared_up", "shared_gelu", "shared_down"},

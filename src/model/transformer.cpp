@@ -44,12 +44,14 @@ constexpr std::string_view kDeepSeekV3 =
     "DeepSeek-AI, \"DeepSeek-V3 Technical Report\", arXiv 2412.19437, section 4.2; the released "
     "config.json (num_hidden_layers 61, first_k_dense_replace 3, intermediate_size 18432, "
     "moe_intermediate_size 2048, n_routed_experts 256, n_shared_experts 1, "
-    "num_experts_per_tok 8, vocab_size 129280); 4K pre-training sequence. Its multi-head latent "
+    "num_experts_per_tok 8, n_group 8, topk_group 4, vocab_size 129280); 4K pre-training sequence. "
+    "Its multi-head latent "
     "attention (MLA) is modelled as multi-head attention with 128 heads of h / 128 = 56; the "
     "multi-token-prediction module is left out";
 
 // 61 layers, the first 3 dense (f 18432), the rest MoE: 256 routed experts of f_e 2048, top 8,
-// and one shared expert.
+// and one shared expert; node-limited routing: a token's experts from 4 of 8 groups (n_group 8,
+// topk_group 4), at most 4 nodes (DeepSeek-V3 report, section 2.1.2).
 constexpr Transformer deepseek_v3() {
   Transformer m = llama(61, 7168, 18432, 128, 128, 129280, 4096);
   m.experts = 256;
@@ -57,6 +59,8 @@ constexpr Transformer deepseek_v3() {
   m.expert_ffn_hidden = 2048;
   m.shared_experts = 1;
   m.first_dense_layers = 3;
+  m.expert_groups = 8;
+  m.group_top_k = 4;
   return m;
 }
 

@@ -73,6 +73,53 @@ EventGraph overlap_pairs(EventGraph&& base, const PipelinePlan& plan, const Cost
   });
 }
 
+PipelinePlan overlap_expert_all_to_all(PipelinePlan plan) {
+  plan.overlapped_pairs.assign(plan.programs.size(), {});
+  for (std::size_t d = 0; d < plan.programs.size(); ++d) {
+    std::vector<Step>& program = plan.programs[d];
+    std::vector<Step> forwards;
+    std::vector<Step> backwards;
+    std::size_t warmup = 0;  // the forwards before the first backward
+    for (const Step& step : program) {
+      if (step.kind == TaskKind::F) {
+        if (backwards.empty()) ++warmup;
+        forwards.push_back(step);
+      } else if (step.kind == TaskKind::B || step.kind == TaskKind::BW) {
+        backwards.push_back(step);
+      } else {
+        throw ScheduleError(fmt::format(
+            "the expert-parallel overlap pairs forwards with fused or B backwards; device {} "
+            "runs a {} task",
+            d, to_string(step.kind)));
+      }
+    }
+    // 1F1B's program: the leading forwards, then each backward followed by the next forward
+    // while there are forwards left, then the backwards left. The overlap swaps each such
+    // (backward, forward) into a pair (forward, backward): one more warm-up forward.
+    std::vector<Step> out(forwards.begin(), forwards.begin() + static_cast<std::ptrdiff_t>(warmup));
+    out.reserve(program.size());
+    std::size_t b = 0;
+    for (std::size_t f = warmup; f < forwards.size() && b < backwards.size(); ++f, ++b) {
+      plan.overlapped_pairs[d].push_back(static_cast<std::uint32_t>(out.size()));
+      out.push_back(forwards[f]);
+      out.push_back(backwards[b]);
+    }
+    out.insert(out.end(), backwards.begin() + static_cast<std::ptrdiff_t>(b), backwards.end());
+    for (std::size_t i = warmup, k = 0; i < program.size(); ++i, ++k) {
+      const std::size_t swapped = k % 2 == 0 ? i + 1 : i - 1;  // where its slot is now
+      const bool in_pairs = i < warmup + 2 * plan.overlapped_pairs[d].size();
+      if (!(program[i] == out[in_pairs ? swapped : i])) {
+        throw ScheduleError(fmt::format(
+            "the expert-parallel overlap needs each device to alternate one backward and one "
+            "forward after its warm-up forwards (1F1B); device {} does not at step {}",
+            d, i));
+      }
+    }
+    program = std::move(out);
+  }
+  return plan;
+}
+
 namespace {
 
 // Whether task t of a compute program gets an A2A: an F, B or BW with all-to-all time that

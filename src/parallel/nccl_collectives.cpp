@@ -54,24 +54,6 @@ constexpr std::array<std::array<double, 24>, 3> kTreeCorrection = {{
 }};
 // clang-format on
 
-// What NCCL reaches of a raw link (topo.h's per-channel bandwidth over the link it stands
-// for): an NVLink 3/4 link of 25 GB/s counts 20 (Ampere) or 20.6 (Hopper), an NVLink 5 link of
-// 50 GB/s 40.1, PCIe Gen3 x16 (16 GB/s) 12, a 100 Gb/s NIC (12.5 GB/s) 12.
-double achievable(ScaleUp link, GpuGeneration generation) {
-  if (link == ScaleUp::Pcie) return 12.0 / 16.0;
-  switch (generation) {
-    case GpuGeneration::Hopper:
-      return 20.6 / 25.0;
-    case GpuGeneration::Blackwell:
-      return 40.1 / 50.0;
-    case GpuGeneration::Volta:
-    case GpuGeneration::Ampere:
-      break;
-  }
-  return 20.0 / 25.0;
-}
-constexpr double kNetAchievable = 12.0 / 12.5;
-
 // NVLS all-reduce: each GPU sends its buffer to the switch, which reduces it, and receives the
 // result by multicast. nccl-tests peaks at bus bandwidth ~480 GB/s, algorithm bandwidth
 // ~275 GB/s, on 8 H100s (S. Jeaugey, NVIDIA, NVIDIA/nccl-tests issue 212), 0.61 of a 450 GB/s
@@ -102,6 +84,23 @@ struct Candidate {
 };
 
 }  // namespace
+
+// What NCCL reaches of a raw link (topo.h's per-channel bandwidth over the link it stands
+// for): an NVLink 3/4 link of 25 GB/s counts 20 (Ampere) or 20.6 (Hopper), an NVLink 5 link of
+// 50 GB/s 40.1, PCIe Gen3 x16 (16 GB/s) 12, a 100 Gb/s NIC (12.5 GB/s) 12.
+double nccl_link_fraction(ScaleUp link, GpuGeneration generation) {
+  if (link == ScaleUp::Pcie) return 12.0 / 16.0;
+  switch (generation) {
+    case GpuGeneration::Hopper:
+      return 20.6 / 25.0;
+    case GpuGeneration::Blackwell:
+      return 40.1 / 50.0;
+    case GpuGeneration::Volta:
+    case GpuGeneration::Ampere:
+      break;
+  }
+  return 20.0 / 25.0;
+}
 
 std::string_view to_string(CollectiveAlgorithm algorithm) {
   switch (algorithm) {
@@ -156,10 +155,10 @@ CollectiveChoice nccl_collective_time(Collective collective, double bytes, std::
   // The ring's bus bandwidth: its slowest hop. Across nodes each channel leaves a node through
   // its own NIC, so the group's NICs in a node carry the ring together.
   const double scale_up =
-      gbps(network.intra.bandwidth, achievable(network.scale_up, network.generation));
-  const double bus = nodes == 1
-                         ? scale_up
-                         : std::min(scale_up, ppn * gbps(network.inter.bandwidth, kNetAchievable));
+      gbps(network.intra.bandwidth, nccl_link_fraction(network.scale_up, network.generation));
+  const double bus =
+      nodes == 1 ? scale_up
+                 : std::min(scale_up, ppn * gbps(network.inter.bandwidth, kNcclNetFraction));
   const double ll_max = nodes == 1   ? kLLMaxOneNode[generation]
                         : nodes == 2 ? kLLMaxTwoNodes
                                      : kLLMaxMoreNodes;
@@ -239,8 +238,9 @@ TimeNs nccl_all_to_all_time(double bytes, std::uint32_t ranks, const NcclNetwork
   };
   const std::uint32_t ppn = ranks_in_a_node(network, ranks);
   const TimeNs time = pairwise_all_to_all_time(
-      bytes, ranks, ppn, scaled(network.intra, achievable(network.scale_up, network.generation)),
-      scaled(network.inter, kNetAchievable));
+      bytes, ranks, ppn,
+      scaled(network.intra, nccl_link_fraction(network.scale_up, network.generation)),
+      scaled(network.inter, kNcclNetFraction));
   if (static_cast<double>(time) + static_cast<double>(network.overhead) > 1e18) {
     throw ScheduleError(fmt::format(
         "an all-to-all of {} bytes over {} ranks would take longer than 1e18 ns", bytes, ranks));

@@ -133,6 +133,13 @@ void parse_parallelism(const JsonCursor& c, Config& config) {
     config.grad_bucket_size =
         detail::read_integer(*size, detail::kParallelismSection.field("grad_bucket_size"));
   }
+  if (auto dispatcher = c.find("moe_dispatcher")) {
+    const std::string name = dispatcher->as_string();
+    if (name != "alltoall" && name != "deepep")
+      dispatcher->fail_expected("\"alltoall\" or \"deepep\"");
+    config.moe_dispatcher = name == "deepep" ? MoeDispatcher::DeepEp : MoeDispatcher::AllToAll;
+  }
+  if (auto overlap = c.find("moe_a2a_overlap")) config.moe_a2a_overlap = overlap->as_bool();
   if (auto gather = c.find("overlap_param_gather")) {
     config.data_parallel.overlap_param_gather = gather->as_bool();
     // Megatron-LM asserts the same: the gather is the distributed optimizer's, issued by the
@@ -140,6 +147,35 @@ void parse_parallelism(const JsonCursor& c, Config& config) {
     if (config.data_parallel.overlap_param_gather && !config.data_parallel.overlap) {
       gather->fail("overlapping the parameter gather needs overlap_grad_reduce: true");
     }
+  }
+}
+
+// What Megatron-Core asserts of --overlap-moe-expert-parallel-comm (transformer_config.py):
+// a virtual pipeline when PP > 1, expert parallelism, no full recomputation.
+void check_moe_a2a_overlap(const JsonCursor& root, const Config& config) {
+  const JsonCursor where = root.at("parallelism").at("moe_a2a_overlap");
+  const parallel::PipelineSpec& spec = config.pipeline;
+  if (!(spec.schedule == "interleaved-1f1b" || (spec.schedule == "1f1b" && spec.stages == 1))) {
+    where.fail(fmt::format(
+        "Megatron-Core overlaps the expert-parallel all-to-alls with one pipeline stage or the "
+        "interleaved schedule (it asserts a virtual pipeline when PP > 1); /pipeline/schedule is "
+        "{} with {} stages: use \"1f1b\" with 1 stage or \"interleaved-1f1b\"",
+        spec.schedule, spec.stages));
+  }
+  if (spec.split_backward) {
+    where.fail(
+        "the overlap pairs each forward with a whole backward: it cannot run with "
+        "/pipeline/split_backward");
+  }
+  if (!parallel::any_all_to_all(config.costs, spec.stages, spec.chunks)) {
+    where.fail(
+        "there are no expert-parallel all-to-alls to overlap: set /parallelism/expert_parallel "
+        "with a MoE /model (or give /costs/a2a_per_pass)");
+  }
+  if (config.model && config.model->training.recompute == model::Recompute::Full) {
+    where.fail(
+        "Megatron-Core refuses full recomputation with the expert-parallel overlap: set "
+        "/training/recompute to \"selective\" or \"none\"");
   }
 }
 
@@ -165,6 +201,7 @@ Config parse_config(const nlohmann::json& document, const std::string& file) {
     throw ConfigError(file, "/pipeline/" + e.field(), e.what());
   }
   detail::parse_cost_sections(root, config);
+  if (config.moe_a2a_overlap) check_moe_a2a_overlap(root, config);
   if (auto simulation = root.find("simulation")) parse_simulation(*simulation, config);
   if (config.blocking_p2p && config.lower_communication) {
     root.at("simulation")
@@ -284,6 +321,14 @@ EventGraph pipeline_graph(const Config& config, const parallel::PipelinePlan& pl
   return passes::apply(std::move(graph), passes::Recipe().then(passes::OverlapPairs{&plan, costs}));
 }
 
+// The schedule's plan, with the expert-parallel overlap's pairs when the config asks.
+parallel::PipelinePlan plan_of(const Config& config, const parallel::PipelineSpec& spec,
+                               const parallel::CostTable& costs) {
+  parallel::PipelinePlan plan = parallel::plan_schedule(spec, costs);
+  if (config.moe_a2a_overlap) plan = parallel::overlap_expert_all_to_all(std::move(plan));
+  return plan;
+}
+
 // /parts: every part builds its schedule on its device type, keeps its stages; merge.
 EventGraph build_from_parts(const Config& config) {
   std::vector<trace_op::GraphPart> parts;
@@ -301,7 +346,7 @@ EventGraph build_from_parts(const Config& config) {
     std::vector<StageId> kept;
     for (std::uint32_t s = part.first_stage; s <= part.last_stage; ++s) kept.push_back(StageId{s});
     try {
-      const parallel::PipelinePlan plan = parallel::plan_schedule(spec, costs);
+      const parallel::PipelinePlan plan = plan_of(config, spec, costs);
       parts.push_back(trace_op::filter(pipeline_graph(config, plan, costs), kept));
     } catch (const ScheduleError& e) {
       const std::string at = fmt::format("/parts/{}", i);
@@ -374,7 +419,7 @@ EventGraph build_pipeline(const Config& config) {
     // The plan first (small), then the graph and its simulation once their size is known.
     check_config_memory(config, static_cast<double>(max_tasks(config)) * kPlanBytesPerTask,
                         fmt::format("planning up to {} tasks", max_tasks(config)));
-    const parallel::PipelinePlan plan = parallel::plan_schedule(config.pipeline, config.costs);
+    const parallel::PipelinePlan plan = plan_of(config, config.pipeline, config.costs);
     std::size_t tasks = 0;
     for (const auto& program : plan.programs) tasks += program.size();
     check_run_memory(config, tasks);

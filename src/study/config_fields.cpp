@@ -18,6 +18,7 @@ constexpr std::string_view kMlps[] = {"gelu", "swiglu"};
 constexpr std::string_view kPrecisions[] = {"bf16", "fp16", "fp8"};
 constexpr std::string_view kRecomputes[] = {"none", "selective", "full"};
 constexpr std::string_view kReduceDtypes[] = {"fp32", "bf16", "fp16"};
+constexpr std::string_view kMoeDispatchers[] = {"alltoall", "deepep"};
 
 constexpr double kMaxSize = 1 << 24;
 constexpr double kMaxDegree = 1 << 20;
@@ -461,6 +462,20 @@ constexpr Field kParallelismFields[] = {
                     "all-gathered under the next forward instead of right after the "
                     "optimizer step (default false, as Megatron-LM)",
      .default_value = "false"},
+    {.name = "moe_dispatcher",
+     .kind = K::Choice,
+     .description = "how MoE layers move tokens to their experts (Megatron-Core's token "
+                    "dispatcher): alltoall (NCCL all-to-alls of a row per token and expert) or "
+                    "deepep (DeepEP's kernels: a token once per rank over NVLink and once per "
+                    "node over RDMA)",
+     .default_value = "alltoall",
+     .choices = kMoeDispatchers},
+    {.name = "moe_a2a_overlap",
+     .kind = K::Boolean,
+     .description = "Megatron-Core's --overlap-moe-expert-parallel-comm: after one more warm-up "
+                    "forward, each steady-state forward runs with the backward after it, one's "
+                    "all-to-alls under the other's compute (one stage or interleaved-1f1b)",
+     .default_value = "false"},
 };
 
 constexpr Field kSimulationFields[] = {
@@ -580,6 +595,20 @@ constexpr Field kModelFields[] = {
      .description = "instead of first_dense_layers: the MoE layers, the last ones",
      .min = 0,
      .max = 1 << 16},
+    {.name = "expert_groups",
+     .kind = K::Integer,
+     .description = "group-limited routing (DeepSeek-V3's n_group, Megatron-Core's "
+                    "moe_router_num_groups): the routed experts in this many groups, of "
+                    "which a token picks group_top_k (default 0: no groups)",
+     .default_value = "0",
+     .min = 0,
+     .max = 1 << 20},
+    {.name = "group_top_k",
+     .kind = K::Integer,
+     .description = "groups a token's experts come from, with expert_groups (DeepSeek-V3: 4 "
+                    "of 8, at most 4 nodes a token)",
+     .min = 1,
+     .max = 1 << 20},
     {.name = "capacity_factor",
      .kind = K::Number,
      .description = "tokens an expert takes, relative to a balanced share (default: no "

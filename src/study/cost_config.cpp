@@ -22,6 +22,7 @@
 #include "perflow/core/error.hpp"
 #include "perflow/core/units.hpp"
 #include "perflow/parallel/collectives.hpp"
+#include "perflow/parallel/moe_dispatch.hpp"
 #include "perflow/parallel/nccl_collectives.hpp"
 #include "perflow/parallel/schedule_registry.hpp"
 
@@ -53,6 +54,9 @@ struct PartialCosts {
   std::optional<double> a2a_bytes;
   std::optional<std::uint32_t> a2a_per_pass;
   std::optional<TimeNs> forward_backward;
+  // Derived: what the MoE layers route, priced by the dispatcher (hand-given a2a_bytes or
+  // a2a_per_pass replace it).
+  std::optional<MoeRouting> moe_routing;
   // Where the user gave them (for errors at the field; unset when derived).
   std::optional<JsonCursor> a2a_bytes_at, a2a_per_pass_at, forward_backward_at;
 
@@ -76,6 +80,7 @@ struct PartialCosts {
     take(recompute, over.recompute);
     take(recompute_forward, over.recompute_forward);
     take(recompute_activation, over.recompute_activation);
+    if (over.a2a_bytes || over.a2a_per_pass || over.moe_routing) moe_routing = over.moe_routing;
     take(a2a_bytes, over.a2a_bytes);
     take(a2a_per_pass, over.a2a_per_pass);
     take(forward_backward, over.forward_backward);
@@ -138,6 +143,7 @@ PartialCosts derived_costs(const model::PositionCosts& p, double stage_static_me
   out.tp_allreduces = p.tp_allreduces;
   out.a2a_bytes = p.a2a_bytes;
   out.a2a_per_pass = p.a2a_per_pass;
+  if (p.moe_routing.layers > 0) out.moe_routing = p.moe_routing;
   out.recompute = recompute;  // its time and what F keeps: from the mode resolved at the end
   return out;
 }
@@ -308,6 +314,11 @@ TimeNs expert_parallel_time(const Config& config, const PartialCosts& p, const J
                     "/parallelism/expert_parallel (the ranks of a MoE layer's all-to-all)",
                     count));
   }
+  // Derived MoE layers, with NCCL's view of the links: as their dispatcher moves the tokens.
+  if (p.moe_routing && config.expert_parallel_nccl) {
+    const TimeNs layer = moe_dispatch(config, *p.moe_routing).total();
+    return repeated(layer, p.moe_routing->layers, "MoE dispatches and combines", where);
+  }
   const simulator::Link& intra = config.simulation.intra_node;
   const simulator::Link& inter = config.simulation.inter_node;
   const double bytes = p.a2a_bytes.value_or(0.0);
@@ -356,6 +367,17 @@ bool group_in_one_node(std::uint32_t size, std::uint32_t stride, std::uint64_t w
 }
 
 }  // namespace
+
+parallel::MoeDispatchCost moe_dispatch(const Config& config, const MoeRouting& routing) {
+  parallel::MoeGroups groups{
+      .expert_parallel = config.expert_parallel,
+      .expert_network = config.expert_parallel_nccl.value_or(parallel::NcclNetwork{}),
+      .tensor_parallel = config.tensor_parallel,
+      .tensor_network = config.tensor_parallel_nccl.value_or(parallel::NcclNetwork{})};
+  const MoeDispatcher dispatcher =
+      config.model ? config.model->training.moe_dispatcher : MoeDispatcher::AllToAll;
+  return parallel::moe_dispatch_cost(dispatcher, routing, groups);
+}
 
 parallel::CollectiveChoice tensor_parallel_collective(const parallel::NcclNetwork& nccl,
                                                       std::uint32_t degree, bool sequence_parallel,
@@ -871,6 +893,20 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
       config.tensor_parallel_nccl = placed(tp_in_node, tp_link, config.tensor_parallel, 1);
       config.expert_parallel_nccl = base;
       config.expert_parallel_nccl->ranks_per_node = expert_ranks_per_node(config);
+    }
+    // DeepEP's costs are NCCL's view of the links, and its intra-node kernels need NVLink.
+    if (config.moe_dispatcher == MoeDispatcher::DeepEp) {
+      const JsonCursor dispatcher = root.at("parallelism").at("moe_dispatcher");
+      if (pricing != "nccl") {
+        dispatcher.fail(
+            "deepep is priced over the links as NCCL reaches them: it needs "
+            "/network/collectives \"nccl\"");
+      }
+      if (config.expert_parallel_nccl->scale_up == ScaleUp::Pcie) {
+        dispatcher.fail(
+            "deepep moves tokens inside a node over NVLink, but the GPUs join over PCIe: use "
+            "\"alltoall\"");
+      }
     }
   }
   config.data_parallel.chunks = chunks;

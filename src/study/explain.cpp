@@ -61,6 +61,37 @@ std::string describe_collectives(const Config& config, const model::PositionCost
   return parts.empty() ? std::string() : fmt::format("    collectives (NCCL): {}\n", parts);
 }
 
+// Whether a position's all-to-all time is its dispatcher's (not a2a_bytes given by hand).
+bool priced_by_dispatcher(const Config& config, const model::PositionCosts& p, TimeNs all_to_all) {
+  return p.moe_routing.layers > 0 && config.expert_parallel_nccl &&
+         all_to_all == static_cast<TimeNs>(p.moe_routing.layers) *
+                           detail::moe_dispatch(config, p.moe_routing).total();
+}
+
+// The expert-parallel line: the dispatcher's dispatch and combine per MoE layer, or the
+// all-to-alls given by hand; `all_to_all` is what one F (and one backward) waits for.
+std::string describe_expert_parallel(const Config& config, const model::PositionCosts& p,
+                                     TimeNs all_to_all) {
+  if (p.a2a_per_pass == 0 && all_to_all == 0) return {};
+  const auto ns = [](TimeNs t) { return format_duration(t); };
+  if (priced_by_dispatcher(config, p, all_to_all)) {
+    const parallel::MoeDispatchCost c = detail::moe_dispatch(config, p.moe_routing);
+    const MoeDispatcher dispatcher = config.model->training.moe_dispatcher;
+    const std::string moved =
+        dispatcher == MoeDispatcher::DeepEp
+            ? fmt::format("{} over NVLink, {} over the network", format_memory(c.nvlink_bytes),
+                          format_memory(c.network_bytes))
+            : fmt::format("{} of rows sent", format_memory(c.network_bytes));
+    return fmt::format(
+        "    expert parallel ({}): {} MoE layer{}, each a dispatch of {} and a combine of {} on "
+        "the busiest rank ({}): {} in F and in B\n",
+        to_string(dispatcher), p.moe_routing.layers, p.moe_routing.layers == 1 ? "" : "s",
+        ns(c.dispatch), ns(c.combine), moved, ns(all_to_all));
+  }
+  return fmt::format("    expert parallel: {} all-to-alls of {} sent per rank: {} in F and in B\n",
+                     p.a2a_per_pass, format_memory(p.a2a_bytes), ns(all_to_all));
+}
+
 }  // namespace
 
 std::string explain(const Config& config) {
@@ -81,12 +112,17 @@ std::string explain(const Config& config) {
     const std::uint32_t moe = m.moe_layers();
     out += fmt::format(
         "experts    {} routed (top {}){}, expert ffn {}, MoE layers {}, slowest expert rank's "
-        "load {:.2f}{}\n",
+        "load {:.2f}{}{}; {} dispatcher{}\n",
         m.experts, m.top_k,
         m.shared_experts > 0 ? fmt::format(" + {} shared", m.shared_experts) : "",
         m.expert_hidden(),
         moe == 0 ? std::string("none") : fmt::format("{}-{}", m.layers - moe, m.layers - 1),
-        m.expert_load(), m.capacity_factor > 0 ? " (capacity factor)" : "");
+        m.expert_load(), m.capacity_factor > 0 ? " (capacity factor)" : "",
+        m.expert_groups > 0 ? fmt::format(", a token's experts from {} of {} groups", m.group_top_k,
+                                          m.expert_groups)
+                            : "",
+        to_string(plan.training.moe_dispatcher),
+        config.moe_a2a_overlap ? ", all-to-alls overlapped with the other microbatch" : "");
   }
   const model::Training& t = plan.training;
   out += fmt::format(
@@ -157,11 +193,7 @@ std::string explain(const Config& config) {
               : std::string(),
           plan.timed[s] ? ns(p.optimizer_ns) : std::string("-"));
       out += describe_collectives(config, p, buckets);
-      if (p.a2a_per_pass > 0) {
-        out +=
-            fmt::format("    expert parallel: {} all-to-alls of {} sent per rank in F and in B\n",
-                        p.a2a_per_pass, format_memory(p.a2a_bytes));
-      }
+      out += describe_expert_parallel(config, p, config.costs.at(StageId{s}, c).all_to_all);
     }
   }
   return out;
@@ -212,6 +244,10 @@ nlohmann::ordered_json explain_json(const Config& config) {
   for (std::uint32_t s = 0; s < config.pipeline.stages; ++s) {
     for (std::uint32_t c = 0; c < chunks; ++c) {
       const model::PositionCosts& p = plan.positions[std::size_t{s} * chunks + c];
+      const TimeNs a2a = config.costs.at(StageId{s}, c).all_to_all;
+      const bool by_dispatcher = priced_by_dispatcher(config, p, a2a);
+      const parallel::MoeDispatchCost dispatch =
+          by_dispatcher ? detail::moe_dispatch(config, p.moe_routing) : parallel::MoeDispatchCost{};
       Json operators = Json::array();
       for (const model::OperatorTime& op : p.operators) {
         operators.push_back({{"name", op.name},
@@ -249,7 +285,10 @@ nlohmann::ordered_json explain_json(const Config& config) {
                            {"dp_parameter_bytes", p.dp_parameter_bytes},
                            {"optimizer_ns", timed(p.optimizer_ns)},
                            {"a2a_per_pass", p.a2a_per_pass},
-                           {"a2a_bytes", p.a2a_bytes}});
+                           {"a2a_bytes", p.a2a_bytes},
+                           {"all_to_all_ns", a2a},
+                           {"moe_dispatch_ns", by_dispatcher ? dispatch.dispatch : 0},
+                           {"moe_combine_ns", by_dispatcher ? dispatch.combine : 0}});
     }
   }
   out["positions"] = std::move(positions);

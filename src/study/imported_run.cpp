@@ -24,7 +24,8 @@ bool same_shape(const model::Transformer& a, const model::Transformer& b) {
          a.tied_embeddings == b.tied_embeddings && a.experts == b.experts && a.top_k == b.top_k &&
          a.expert_hidden() == b.expert_hidden() && a.shared_experts == b.shared_experts &&
          a.first_dense_layers == b.first_dense_layers && a.capacity_factor == b.capacity_factor &&
-         a.expert_imbalance == b.expert_imbalance;
+         a.expert_imbalance == b.expert_imbalance && a.expert_groups == b.expert_groups &&
+         a.group_top_k == b.group_top_k;
 }
 
 nlohmann::ordered_json write_model(const ImportedRun& run) {
@@ -65,6 +66,10 @@ nlohmann::ordered_json write_model(const ImportedRun& run) {
     if (m.shared_experts > 0) out["shared_experts"] = m.shared_experts;
     if (m.first_dense_layers > 0) out["first_dense_layers"] = m.first_dense_layers;
     if (m.capacity_factor > 0) out["capacity_factor"] = m.capacity_factor;
+    if (m.expert_groups > 0) {
+      out["expert_groups"] = m.expert_groups;
+      out["group_top_k"] = m.group_top_k;
+    }
   }
   return out;
 }
@@ -171,6 +176,8 @@ nlohmann::ordered_json write_config(const ImportedRun& run, const std::string& g
   if (!run.overlap_grad_reduce) parallelism["overlap_grad_reduce"] = false;
   if (run.grad_bucket_size) parallelism["grad_bucket_size"] = *run.grad_bucket_size;
   if (run.overlap_param_gather) parallelism["overlap_param_gather"] = true;
+  if (!run.moe_dispatcher.empty()) parallelism["moe_dispatcher"] = run.moe_dispatcher;
+  if (run.moe_a2a_overlap) parallelism["moe_a2a_overlap"] = true;
   config["parallelism"] = parallelism;
 
   // Both tools place the pipeline outermost (Megatron-LM's default order tp-cp-ep-dp-pp,

@@ -61,6 +61,9 @@ constexpr Flag kFlags[] = {
     used("--moe-shared-expert-intermediate-size"), used("--moe-layer-freq"),
     used("--moe-expert-capacity-factor"), used("--expert-model-parallel-size"),
     used("--expert-tensor-parallel-size"), used("--moe-token-dispatcher-type"),
+    used("--moe-flex-dispatcher-backend"), used("--moe-enable-deepep", kSwitch),
+    used("--moe-router-num-groups"), used("--moe-router-group-topk"),
+    used("--overlap-moe-expert-parallel-comm", kSwitch),
     // Parallelism.
     used("--tensor-model-parallel-size"), used("--pipeline-model-parallel-size"),
     used("--num-layers-per-virtual-pipeline-stage"),
@@ -124,8 +127,6 @@ constexpr Flag kFlags[] = {
             "activation offloading: set /costs/offload by hand"),
     lacking("--optimizer-cpu-offload", kSwitch,
             "optimizer offloading: set /costs/offload/optimizer by hand"),
-    lacking("--overlap-moe-expert-parallel-comm", kSwitch,
-            "expert-parallel all-to-alls are not overlapped with other microbatches' compute"),
     lacking("--moe-shared-expert-overlap", kSwitch,
             "the shared experts are not overlapped with the all-to-alls"),
     lacking("--hybrid-layer-pattern", Arity::One, "PerFlow models transformer layers only"),
@@ -177,8 +178,7 @@ constexpr Flag kFlags[] = {
     ignored("--moe-input-jitter-eps"), ignored("--moe-token-drop-policy"),
     ignored("--moe-pad-expert-input-to-capacity", kSwitch),
     ignored("--moe-router-enable-expert-bias", kSwitch), ignored("--moe-router-bias-update-rate"),
-    ignored("--moe-router-topk-scaling-factor"), ignored("--moe-router-num-groups"),
-    ignored("--moe-router-group-topk"), ignored("--moe-router-fusion", kSwitch),
+    ignored("--moe-router-topk-scaling-factor"), ignored("--moe-router-fusion", kSwitch),
     // Data, tokenizer files, checkpoints, logging, evaluation.
     ignored("--data-path", kList), ignored("--train-data-path", kList),
     ignored("--valid-data-path", kList), ignored("--test-data-path", kList),
@@ -398,7 +398,8 @@ std::vector<bool> moe_pattern(const Flags& flags, std::uint32_t layers) {
   return moe;
 }
 
-void read_moe(const Flags& flags, model::Transformer& m, ImportResult& result) {
+void read_moe(const Flags& flags, model::Transformer& m, detail::ImportedRun& run,
+              ImportResult& result) {
   const std::uint32_t experts = flags.integer("--num-experts", 0).value_or(0);
   if (experts == 0) return;
   m.experts = experts;
@@ -446,12 +447,38 @@ void read_moe(const Flags& flags, model::Transformer& m, ImportResult& result) {
           *flags.get("--moe-expert-capacity-factor")));
     }
   }
-  if (auto dispatcher = flags.get("--moe-token-dispatcher-type");
-      dispatcher && *dispatcher == "allgather") {
+  if (auto groups = flags.integer("--moe-router-num-groups")) {
+    m.expert_groups = *groups;
+    const std::optional<std::uint32_t> top = flags.integer("--moe-router-group-topk");
+    if (!top || *top == 0 || *top > *groups || experts % *groups != 0 ||
+        std::uint64_t{*top} * (experts / *groups) < m.top_k) {
+      flags.fail("--moe-router-num-groups",
+                 fmt::format("{} groups of --num-experts {} need a --moe-router-group-topk that "
+                             "picks 1 to {} groups holding at least --moe-router-topk {} experts",
+                             *groups, experts, *groups, m.top_k));
+    }
+    m.group_top_k = *top;
+  }
+  // transformer_config.py: --moe-enable-deepep is the flex dispatcher with DeepEP.
+  const std::optional<std::string> dispatcher = flags.get("--moe-token-dispatcher-type");
+  if (flags.has("--moe-enable-deepep") ||
+      (dispatcher == "flex" &&
+       flags.get("--moe-flex-dispatcher-backend").value_or("deepep") != "ncclep")) {
+    run.moe_dispatcher = "deepep";
+    if (flags.get("--moe-flex-dispatcher-backend") == "hybridep") {
+      result.warnings.push_back(
+          "--moe-flex-dispatcher-backend hybridep: priced as DeepEP's kernels (the same "
+          "traffic, once per rank and node)");
+    }
+  } else if (dispatcher == "flex") {
+    result.warnings.push_back(
+        "--moe-flex-dispatcher-backend ncclep: priced as the all-to-all dispatcher");
+  } else if (dispatcher == "allgather") {
     result.warnings.push_back(
         "--moe-token-dispatcher-type allgather: expert-parallel traffic is modelled as "
         "all-to-alls");
   }
+  run.moe_a2a_overlap = flags.has("--overlap-moe-expert-parallel-comm");
 }
 
 /// The vocabulary Megatron-LM builds: --padded-vocab-size as given, else the tokenizer's
@@ -648,7 +675,7 @@ ImportResult import_megatron(std::span<const std::string> args, const ImportOpti
   }
   m.tied_embeddings = !flags.has("--untie-embeddings-and-output-weights");
   m.vocab = vocabulary(flags, options, run.tensor_parallel);
-  read_moe(flags, m, result);
+  read_moe(flags, m, run, result);
   if (run.expert_parallel > 1 && m.experts % run.expert_parallel != 0) {
     flags.fail("--expert-model-parallel-size",
                fmt::format("{} does not divide --num-experts {}", run.expert_parallel, m.experts));

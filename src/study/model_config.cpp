@@ -47,6 +47,8 @@ void read_experts(const JsonCursor& c, model::Transformer& m) {
   read_model_integer_into(c, "expert_ffn_hidden", m.expert_ffn_hidden);
   read_model_integer_into(c, "shared_experts", m.shared_experts);
   read_model_integer_into(c, "first_dense_layers", m.first_dense_layers);
+  read_model_integer_into(c, "expert_groups", m.expert_groups);
+  read_model_integer_into(c, "group_top_k", m.group_top_k);
   if (auto x = c.find("capacity_factor")) {
     m.capacity_factor = read_model_number(*x, "capacity_factor");
   }
@@ -63,7 +65,7 @@ void read_experts(const JsonCursor& c, model::Transformer& m) {
   if (m.experts == 0) {
     for (std::string_view key :
          {"top_k", "expert_ffn_hidden", "shared_experts", "first_dense_layers", "moe_layers",
-          "capacity_factor", "expert_imbalance"}) {
+          "capacity_factor", "expert_imbalance", "expert_groups", "group_top_k"}) {
       if (auto x = c.find(key)) {
         x->fail(fmt::format(
             "{} describes MoE layers, but {}: give /model/experts (routed experts per MoE layer) "
@@ -79,6 +81,8 @@ void read_experts(const JsonCursor& c, model::Transformer& m) {
     m.first_dense_layers = dense.first_dense_layers;
     m.capacity_factor = dense.capacity_factor;
     m.expert_imbalance = dense.expert_imbalance;
+    m.expert_groups = dense.expert_groups;
+    m.group_top_k = dense.group_top_k;
     return;
   }
   if (m.top_k == 0) {
@@ -104,6 +108,26 @@ void read_experts(const JsonCursor& c, model::Transformer& m) {
     at({"first_dense_layers", "layers"})
         .fail(fmt::format("first_dense_layers {} is more than layers {}", m.first_dense_layers,
                           m.layers));
+  }
+  if (m.expert_groups == 0 && c.has("group_top_k")) {
+    c.at("group_top_k").fail("group_top_k picks among expert groups: give /model/expert_groups");
+  }
+  if (m.expert_groups > 0) {
+    if (m.experts % m.expert_groups != 0) {
+      at({"expert_groups", "experts"})
+          .fail(fmt::format("{} expert groups do not split the {} experts", m.expert_groups,
+                            m.experts));
+    }
+    if (m.group_top_k == 0 || m.group_top_k > m.expert_groups) {
+      at({"group_top_k", "expert_groups"})
+          .fail(fmt::format("group_top_k must pick 1 to {} of the expert groups, got {}",
+                            m.expert_groups, m.group_top_k));
+    }
+    if (std::uint64_t{m.group_top_k} * (m.experts / m.expert_groups) < m.top_k) {
+      at({"group_top_k", "top_k"})
+          .fail(fmt::format("{} groups of {} experts hold fewer than top_k {} experts",
+                            m.group_top_k, m.experts / m.expert_groups, m.top_k));
+    }
   }
   if (c.has("capacity_factor") && c.has("expert_imbalance")) {
     c.at("expert_imbalance")
@@ -267,6 +291,11 @@ void parse_model_sections(const JsonCursor& root, Config& config) {
     if (auto layers = root.at("pipeline").find("layers")) {
       layers->fail("the layers of each position come from a model: add /model");
     }
+    if (auto dispatcher = root.find("parallelism").value_or(root).find("moe_dispatcher")) {
+      dispatcher->fail(
+          "the dispatcher moves the tokens of /model's MoE layers: add /model with experts "
+          "(costs given by hand give their all-to-alls as a2a_bytes and a2a_per_pass)");
+    }
     return;
   }
   ModelPlan plan;
@@ -280,6 +309,19 @@ void parse_model_sections(const JsonCursor& root, Config& config) {
     if (m.experts % config.expert_parallel != 0) {
       ep.fail(fmt::format("{} expert-parallel ranks do not split the {} experts of /model",
                           config.expert_parallel, m.experts));
+    }
+  }
+  plan.training.moe_dispatcher = config.moe_dispatcher;
+  if (config.moe_dispatcher == MoeDispatcher::DeepEp) {
+    const JsonCursor where = root.at("parallelism").at("moe_dispatcher");
+    if (plan.transformer.experts == 0) {
+      where.fail("deepep dispatches the tokens of MoE layers, but /model has no experts");
+    }
+    // Megatron-Core's flex dispatcher asserts the same: DeepEP needs peers to send to.
+    if (config.expert_parallel * config.tensor_parallel <= 1) {
+      where.fail(
+          "deepep sends tokens among the tensor- and expert-parallel ranks, but both degrees "
+          "are 1: set /parallelism/expert_parallel (or use \"alltoall\")");
     }
   }
   if (plan.training.sequence_parallel && config.tensor_parallel == 1) {

@@ -204,9 +204,17 @@ std::string format_summary(const Config& config, const EventGraph& graph,
   if (a2a_sum.total == 0 && pairs > 0) {
     line("pairs", fmt::format("{} overlapped forward-backward pairs, each run as one unit", pairs));
   } else if (a2a_sum.total > 0 || config.expert_parallel > 1) {
+    // With /model's MoE layers: their dispatcher, and the expert-parallel overlap.
+    std::string how;
+    if (config.model && config.model->transformer.experts > 0) {
+      how = fmt::format(" ({} dispatcher{})", to_string(config.model->training.moe_dispatcher),
+                        config.moe_a2a_overlap ? ", overlapped with the other microbatch" : "");
+    } else if (config.moe_a2a_overlap) {
+      how = " (overlapped with the other microbatch)";
+    }
     line("all-to-all",
-         fmt::format("{} over ep {}, {} exposed ({:.1f}%), {} hidden; {} overlapped pairs",
-                     format_duration(a2a_sum.total), config.expert_parallel,
+         fmt::format("{} over ep {}{}, {} exposed ({:.1f}%), {} hidden; {} overlapped pairs",
+                     format_duration(a2a_sum.total), config.expert_parallel, how,
                      format_duration(a2a_sum.exposed),
                      a2a_sum.total > 0 ? 100.0 * static_cast<double>(a2a_sum.exposed) /
                                              static_cast<double>(a2a_sum.total)

@@ -329,3 +329,96 @@ TEST(OverlappedPairs, RecomputeBeforeThePair) {
 
 }  // namespace
 }  // namespace perflow::parallel
+
+namespace perflow::parallel {
+namespace {
+
+std::string program_text(const std::vector<Step>& program) {
+  std::string out;
+  for (const Step& s : program) {
+    out += fmt::format("{}{}{} ", to_string(s.kind), s.microbatch,
+                       s.chunk > 0 ? fmt::format(".{}", s.chunk) : std::string());
+  }
+  return out;
+}
+
+// Megatron-Core's combined 1F1B without a pipeline (combined_1f1b_schedule_for_no_pipelining):
+// F0, then F(i+1) with B(i), then the last backward. 1 stage, 4 microbatches, F 10, BW 20,
+// each with a 5 ns all-to-all:
+//   without the overlap: 4 x (5 + 10) + 4 x (5 + 20) = 160
+//   with it: A2A + F0 = 15; three pairs of max(10 + 20, 5 + 5, 10 + 5, 20 + 5) = 30;
+//            A2A + BW3 = 25: 130.
+TEST(ExpertOverlap, OneStageRunsEachForwardWithThePreviousBackward) {
+  TaskCosts c{.forward = 10, .backward = 20, .weight = 0};
+  c.all_to_all = 5;
+  const CostTable costs(c);
+  const PipelinePlan plain = plan_schedule(pipeline_spec("1f1b", 1, 4), costs);
+  const PipelinePlan plan = overlap_expert_all_to_all(plain);
+  EXPECT_EQ(program_text(plan.programs[0]), "F0 F1 BW0 F2 BW1 F3 BW2 BW3 ");
+  EXPECT_EQ(plan.overlapped_pairs[0], (std::vector<std::uint32_t>{1, 3, 5}));
+  const auto makespan = [&](const PipelinePlan& p) {
+    EventGraph g = build_pipeline_graph(p, costs);
+    if (overlaps_pairs(p, costs)) g = overlap_pairs(std::move(g), p, costs);
+    return simulator::simulate(add_all_to_all(std::move(g), costs), {}).metrics.makespan;
+  };
+  EXPECT_EQ(makespan(plain), 160);
+  EXPECT_EQ(makespan(plan), 130);
+}
+
+// Interleaved 1F1B (Megatron-Core's get_pp_rank_microbatches: one more warm-up forward with
+// the overlap): each device's forwards and backwards keep their order, the warm-up grows by
+// one, and every pair joins a forward and a backward of different microbatches or chunks.
+TEST(ExpertOverlap, InterleavedGainsOneWarmUpForward) {
+  TaskCosts c{.forward = 10, .backward = 20, .weight = 0};
+  c.all_to_all = 5;
+  const CostTable costs(c);
+  const PipelinePlan plain = plan_schedule(pipeline_spec("interleaved-1f1b", 4, 8, 2), costs);
+  const PipelinePlan plan = overlap_expert_all_to_all(plain);
+  for (std::uint32_t d = 0; d < 4; ++d) {
+    const auto split = [](const std::vector<Step>& program, bool forward) {
+      std::vector<Step> out;
+      std::copy_if(program.begin(), program.end(), std::back_inserter(out),
+                   [&](const Step& s) { return (s.kind == TaskKind::F) == forward; });
+      return out;
+    };
+    EXPECT_EQ(split(plan.programs[d], true), split(plain.programs[d], true));
+    EXPECT_EQ(split(plan.programs[d], false), split(plain.programs[d], false));
+    const auto warmup = [](const std::vector<Step>& program) {
+      return std::find_if(program.begin(), program.end(),
+                          [](const Step& s) { return s.kind != TaskKind::F; }) -
+             program.begin();
+    };
+    EXPECT_EQ(warmup(plan.programs[d]),
+              std::min<std::ptrdiff_t>(warmup(plain.programs[d]) + 1, 16));
+    for (const std::uint32_t i : plan.overlapped_pairs[d]) {
+      const Step f = plan.programs[d][i];
+      const Step b = plan.programs[d][i + 1];
+      EXPECT_EQ(f.kind, TaskKind::F);
+      EXPECT_NE(f.kind, b.kind);
+      EXPECT_FALSE(f.microbatch == b.microbatch && f.chunk == b.chunk);
+    }
+  }
+  // It runs (no deadlock), and hides all-to-all time: shorter than without the overlap.
+  const auto makespan = [&](const PipelinePlan& p) {
+    EventGraph g = build_pipeline_graph(p, costs);
+    if (overlaps_pairs(p, costs)) g = overlap_pairs(std::move(g), p, costs);
+    return simulator::simulate(add_all_to_all(std::move(g), costs), {}).metrics.makespan;
+  };
+  EXPECT_LT(makespan(plan), makespan(plain));
+}
+
+TEST(ExpertOverlap, RefusesProgramsThatAreNotOneForwardOneBackward) {
+  const CostTable costs(TaskCosts{.forward = 10, .backward = 20, .weight = 5});
+  // ZB-H1 splits backwards into B and W.
+  EXPECT_THROW((void)overlap_expert_all_to_all(plan_schedule(pipeline_spec("zb-h1", 4, 8), costs)),
+               ScheduleError);
+  // GPipe runs every forward before any backward: nothing alternates, but it is of the form
+  // F^w B^c, which gains one pair-free rewrite: its programs stay as they are.
+  const PipelinePlan gpipe = plan_schedule(pipeline_spec("gpipe", 2, 4), costs);
+  const PipelinePlan same = overlap_expert_all_to_all(gpipe);
+  EXPECT_EQ(same.programs, gpipe.programs);
+  EXPECT_TRUE(same.overlapped_pairs[0].empty());
+}
+
+}  // namespace
+}  // namespace perflow::parallel

@@ -17,6 +17,7 @@
 #include "perflow/core/error.hpp"
 #include "perflow/parallel/collectives.hpp"
 #include "perflow/parallel/expert_parallel.hpp"
+#include "perflow/parallel/moe_dispatch.hpp"
 #include "perflow/parallel/nccl_collectives.hpp"
 #include "perflow/simulator/simulate.hpp"
 #include "perflow/study/config_schema.hpp"
@@ -1106,6 +1107,63 @@ TEST(ModelConfig, MixtureOfExpertsReachesTheDerivation) {
   EXPECT_EQ(dense.moe_layers(), 0u);
 }
 
+// parallelism.moe_dispatcher: a MoE position's all-to-all time is its layers' dispatches and
+// combines as the dispatcher moves them, over the expert- and tensor-parallel groups' NCCL
+// networks; a2a_bytes given by hand keeps the hand's all-to-alls.
+TEST(ModelConfig, MoeDispatcherPricesEachMoeLayer) {
+  TimeNs by_dispatcher[2] = {};
+  for (const MoeDispatcher dispatcher : {MoeDispatcher::AllToAll, MoeDispatcher::DeepEp}) {
+    auto doc = moe_config();  // tp 2 x ep 4 (of dp 4) x pp 4 on 8-GPU nodes
+    doc["parallelism"]["moe_dispatcher"] = std::string(to_string(dispatcher));
+    const Config c = parse_config(doc, "cfg.json");
+    const model::PositionCosts& p = c.model->positions[1];  // MoE layers 2-4
+    ASSERT_EQ(p.moe_routing.layers, 3u);
+    EXPECT_EQ(p.moe_routing.tokens, 2.0 * 512);  // b s, no sequence parallelism
+    ASSERT_TRUE(c.expert_parallel_nccl.has_value());
+    EXPECT_EQ(c.expert_parallel_nccl->ranks_per_node, 4u);  // 8 GPUs / tp 2
+    const parallel::MoeGroups groups{.expert_parallel = 4,
+                                     .expert_network = *c.expert_parallel_nccl,
+                                     .tensor_parallel = 2,
+                                     .tensor_network = *c.tensor_parallel_nccl};
+    const TimeNs layer = parallel::moe_dispatch_cost(dispatcher, p.moe_routing, groups).total();
+    EXPECT_GT(layer, 0);
+    EXPECT_EQ(c.costs.at(StageId{1}, 0).all_to_all, 3 * layer);
+    EXPECT_EQ(c.costs.at(StageId{0}, 0).all_to_all, 0);  // the dense layers
+    by_dispatcher[dispatcher == MoeDispatcher::DeepEp] = layer;
+  }
+  EXPECT_NE(by_dispatcher[0], by_dispatcher[1]);
+  // Bytes by hand: six NCCL all-to-alls of them (two per MoE layer), whatever the dispatcher.
+  auto doc = moe_config();
+  doc["parallelism"]["moe_dispatcher"] = "deepep";
+  doc["costs"]["a2a_bytes"] = 1000000;
+  const Config c = parse_config(doc, "cfg.json");
+  EXPECT_EQ(c.costs.at(StageId{1}, 0).all_to_all,
+            6 * parallel::nccl_all_to_all_time(1e6, 4, *c.expert_parallel_nccl));
+}
+
+// parallelism.moe_a2a_overlap on interleaved 1F1B: each device's steady-state forwards run
+// with the backward after them as pairs, which hide all-to-all time.
+TEST(ModelConfig, MoeA2aOverlapRunsMegatronCoresPairs) {
+  auto doc = moe_config();
+  doc["pipeline"] = {{"schedule", "interleaved-1f1b"}, {"stages", 2}, {"chunks", 2}};
+  doc["parallelism"]["data_parallel"] = 8;
+  doc["training"]["global_batch_size"] = 256;  // 16 microbatches of 2
+  const auto run = [](const nlohmann::json& d) {
+    const Config c = parse_config(d, "cfg.json");
+    const EventGraph g = build_graph(c);
+    return std::pair{parallel::overlapped_pair_count(g),
+                     simulator::simulate(g, c.simulation).metrics.makespan};
+  };
+  const auto [plain_pairs, plain] = run(doc);
+  doc["parallelism"]["moe_a2a_overlap"] = true;
+  const auto [pairs, overlapped] = run(doc);
+  EXPECT_EQ(plain_pairs, 0u);
+  // 16 microbatches x 2 chunks = 32 forwards a device, of which the warm-up's run alone:
+  // Megatron's 2 (p - r - 1) + (v - 1) p (4 and 2) and the one more the overlap adds.
+  EXPECT_EQ(pairs, std::size_t{(32 - 5) + (32 - 3)});
+  EXPECT_LT(overlapped, plain);
+}
+
 TEST(ModelConfig, MixtureOfExpertsErrorsNameThePointer) {
   const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> cases = {
       {[](auto& d) {
@@ -1153,6 +1211,58 @@ TEST(ModelConfig, MixtureOfExpertsErrorsNameThePointer) {
       {[](auto& d) { d["parallelism"]["expert_parallel"] = 8; },
        "cfg.json:/parallelism/expert_parallel: expert-parallel ranks come from the "
        "data-parallel replicas: data_parallel 4 is not a multiple of expert_parallel 8"},
+      {[](auto& d) { d["model"]["expert_groups"] = 3; },
+       "cfg.json:/model/expert_groups: 3 expert groups do not split the 8 experts"},
+      {[](auto& d) { d["model"]["group_top_k"] = 2; },
+       "cfg.json:/model/group_top_k: group_top_k picks among expert groups: give "
+       "/model/expert_groups"},
+      {[](auto& d) {
+         d["model"]["expert_groups"] = 4;
+         d["model"]["group_top_k"] = 5;
+       },
+       "cfg.json:/model/group_top_k: group_top_k must pick 1 to 4 of the expert groups, got 5"},
+      {[](auto& d) {
+         d["model"]["expert_groups"] = 8;
+         d["model"]["group_top_k"] = 1;
+       },
+       "cfg.json:/model/group_top_k: 1 groups of 1 experts hold fewer than top_k 2 experts"},
+      {[](auto& d) { d["parallelism"]["moe_dispatcher"] = "nccl"; },
+       "cfg.json:/parallelism/moe_dispatcher: expected \"alltoall\" or \"deepep\", got \"nccl\""},
+      {[](auto& d) {
+         d["parallelism"]["moe_dispatcher"] = "deepep";
+         d["parallelism"]["expert_parallel"] = 1;
+         d["parallelism"]["tensor_parallel"] = 1;
+       },
+       "cfg.json:/parallelism/moe_dispatcher: deepep sends tokens among the tensor- and "
+       "expert-parallel ranks, but both degrees are 1"},
+      {[](auto& d) {
+         d["parallelism"]["moe_dispatcher"] = "deepep";
+         d["network"]["collectives"] = "ring";
+       },
+       "cfg.json:/parallelism/moe_dispatcher: deepep is priced over the links as NCCL reaches "
+       "them"},
+      {[](auto& d) {
+         d["parallelism"]["moe_dispatcher"] = "deepep";
+         d["device"] = "h100-pcie";
+       },
+       "cfg.json:/parallelism/moe_dispatcher: deepep moves tokens inside a node over NVLink, "
+       "but the GPUs join over PCIe"},
+      {[](auto& d) { d["parallelism"]["moe_a2a_overlap"] = true; },
+       "cfg.json:/parallelism/moe_a2a_overlap: Megatron-Core overlaps the expert-parallel "
+       "all-to-alls with one pipeline stage or the interleaved schedule"},
+      {[](auto& d) {
+         d["parallelism"]["moe_a2a_overlap"] = true;
+         d["parallelism"]["expert_parallel"] = 1;
+         d["pipeline"]["stages"] = 1;
+       },
+       "cfg.json:/parallelism/moe_a2a_overlap: there are no expert-parallel all-to-alls to "
+       "overlap"},
+      {[](auto& d) {
+         d["parallelism"]["moe_a2a_overlap"] = true;
+         d["pipeline"]["stages"] = 1;
+         d["training"]["recompute"] = "full";
+       },
+       "cfg.json:/parallelism/moe_a2a_overlap: Megatron-Core refuses full recomputation"},
   };
   for (const auto& [edit, message] : cases) {
     auto doc = moe_config();

@@ -208,6 +208,53 @@ TEST(MegatronImport, MixtureOfExperts) {
   EXPECT_GT(makespan_of(plain(result.config)), 0);
 }
 
+// The dispatcher, group-limited routing and the expert-parallel overlap (no pipeline, so
+// Megatron-Core allows it): each flag lands in its field, and the run simulates.
+TEST(MegatronImport, MoeDispatcherGroupsAndOverlap) {
+  const std::vector<std::string> moe = {"--num-experts",
+                                        "8",
+                                        "--moe-router-topk",
+                                        "2",
+                                        "--expert-model-parallel-size",
+                                        "8",
+                                        "--moe-router-num-groups",
+                                        "4",
+                                        "--moe-router-group-topk",
+                                        "2"};
+  std::vector<std::string> flags = moe;
+  for (const char* f : {"--moe-token-dispatcher-type", "flex", "--moe-flex-dispatcher-backend",
+                        "deepep", "--overlap-moe-expert-parallel-comm"}) {
+    flags.emplace_back(f);
+  }
+  ImportResult result = import_megatron(tiny(flags), on("h100-sxm", 1));
+  EXPECT_EQ(result.config["model"]["expert_groups"], 4);
+  EXPECT_EQ(result.config["model"]["group_top_k"], 2);
+  EXPECT_EQ(result.config["parallelism"]["moe_dispatcher"], "deepep");
+  EXPECT_EQ(result.config["parallelism"]["moe_a2a_overlap"], true);
+  EXPECT_TRUE(result.warnings.empty());
+  EXPECT_GT(makespan_of(plain(result.config)), 0);
+  // HybridEP is priced as DeepEP, with a warning; the NCCL EP backend as the all-to-all.
+  flags = moe;
+  for (const char* f :
+       {"--moe-token-dispatcher-type", "flex", "--moe-flex-dispatcher-backend", "hybridep"}) {
+    flags.emplace_back(f);
+  }
+  result = import_megatron(tiny(flags), on("h100-sxm", 1));
+  EXPECT_EQ(result.config["parallelism"]["moe_dispatcher"], "deepep");
+  ASSERT_EQ(result.warnings.size(), 1u);
+  EXPECT_EQ(result.warnings[0].substr(0, 41), "--moe-flex-dispatcher-backend hybridep: p");
+  flags.back() = "ncclep";
+  result = import_megatron(tiny(flags), on("h100-sxm", 1));
+  EXPECT_FALSE(result.config["parallelism"].contains("moe_dispatcher"));
+  // Groups without a top-k that can hold the routed experts: an error at the flag.
+  flags = moe;
+  flags.back() = "5";
+  EXPECT_EQ(error_of(tiny(flags), on("h100-sxm", 1)),
+            "Megatron-LM flag --moe-router-num-groups: 4 groups of --num-experts 8 need a "
+            "--moe-router-group-topk that picks 1 to 4 groups holding at least "
+            "--moe-router-topk 2 experts");
+}
+
 TEST(MegatronImport, InterleavedAndUnevenSplits) {
   ImportResult result =
       import_megatron(tiny({"--num-layers", "16", "--pipeline-model-parallel-size", "2",

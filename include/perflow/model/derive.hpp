@@ -84,6 +84,9 @@ struct PositionCosts {
   /// All-to-alls in each F (and each backward): a dispatch and a combine per MoE layer the
   /// position holds; 0 for a dense model or an expert degree of 1.
   std::uint32_t a2a_per_pass = 0;
+  /// What the position's MoE layers route (tokens 0 for a dense model or an expert degree
+  /// of 1): the dispatcher's costs follow from it and the network (parallel::moe_dispatch_cost).
+  MoeRouting moe_routing{};
   double optimizer_ns = 0;  ///< the Adam step of this position's parameters
   std::vector<OperatorTime> operators;
 

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string_view>
 
+#include "perflow/core/moe_routing.hpp"
 #include "perflow/model/device_spec.hpp"
 
 namespace perflow::model {
@@ -35,6 +36,8 @@ struct Training {
   /// The gradients' type in their buffer and reduction; unset: Megatron-LM's choice (see
   /// reduce_dtype).
   std::optional<ReduceDtype> grad_reduce_dtype = std::nullopt;
+  /// How MoE layers move their tokens (their permutation kernels and communication).
+  MoeDispatcher moe_dispatcher = MoeDispatcher::AllToAll;
 
   /// The gradients' type: grad_reduce_dtype if set, else fp32 unless the training is fp16
   /// (Megatron-LM's arguments.py turns on accumulate_allreduce_grads_in_fp32 for bf16, and

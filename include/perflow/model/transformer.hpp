@@ -38,6 +38,11 @@ struct Transformer {
   /// Tokens an expert takes relative to a balanced share, padded to it (Switch Transformer);
   /// 0: no capacity, the load follows expert_imbalance.
   double capacity_factor = 0;
+  /// Group-limited routing (DeepSeek-V3's node-limited routing; Megatron-Core's
+  /// moe_router_num_groups and moe_router_group_topk): the experts in `expert_groups` equal
+  /// groups in order, a token's top_k chosen among the `group_top_k` groups it picks. 0: none.
+  std::uint32_t expert_groups = 0;
+  std::uint32_t group_top_k = 0;
   /// The busiest expert rank's tokens over the balanced share (1: balanced routing).
   double expert_imbalance = 1;
 

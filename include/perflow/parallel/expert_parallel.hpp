@@ -29,6 +29,16 @@ EventGraph overlap_pairs(const EventGraph& graph, const PipelinePlan& plan, cons
 /// The same, taking `graph`'s arrays instead of copying them.
 EventGraph overlap_pairs(EventGraph&& graph, const PipelinePlan& plan, const CostTable& costs);
 
+/// Megatron-Core's expert-parallel communication overlap (--overlap-moe-expert-parallel-comm,
+/// combined_1f1b.py): each device runs one more warm-up forward than `plan` does, then each
+/// steady-state forward together with the backward after it, one's dispatch and combine
+/// under the other's compute, layer by layer. 1F1B plans each program as F^L (B F)^r B^c
+/// (its L - 1 warm-up forwards and the first steady one, then backward-forward steps, B or
+/// BW backwards); the overlap rewrites it as F^L (F B)^r B^c, each (F B) an overlapped pair
+/// (PipelinePlan::overlapped_pairs) whose forward and backward are of different
+/// microbatches. Throws ScheduleError for a program of another form (W tasks, say).
+PipelinePlan overlap_expert_all_to_all(PipelinePlan plan);
+
 /// Expert parallelism: before each F, B and BW whose chunk has an all-to-all time (and that
 /// is not in an overlapped pair, whose all-to-alls hide inside it), an A2A task on its
 /// device's lane `ep a2a` for that time. The A2A takes over the task's dependences on other

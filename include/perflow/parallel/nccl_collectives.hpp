@@ -42,6 +42,13 @@ struct NcclNetwork {
 /// latencies come to 15-16 us: 20 us is the middle of that gap (docs/model.md).
 inline constexpr TimeNs kNcclCallOverhead = 20'000;
 
+/// What NCCL reaches of a raw scale-up link (its topology's per-channel bandwidth over the
+/// link's rate): NVLink 20 of 25 GB/s a link (Ampere), 20.6 (Hopper), 40.1 of 50 (Blackwell);
+/// PCIe 12 of 16.
+double nccl_link_fraction(ScaleUp link, GpuGeneration generation);
+/// What NCCL reaches of a NIC: 12 of 12.5 GB/s.
+inline constexpr double kNcclNetFraction = 12.0 / 12.5;
+
 /// A collective's time and the algorithm and protocol that give it.
 struct CollectiveChoice {
   TimeNs time = 0;

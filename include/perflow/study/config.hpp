@@ -84,6 +84,11 @@ struct Config {
   std::uint32_t tensor_parallel = 1;  ///< /parallelism/tensor_parallel (already in the costs)
   /// /parallelism/expert_parallel: the ranks a MoE layer's all-to-all spans (1: none).
   std::uint32_t expert_parallel = 1;
+  /// /parallelism/moe_dispatcher: how MoE layers move their tokens (/model's MoE layers).
+  MoeDispatcher moe_dispatcher = MoeDispatcher::AllToAll;
+  /// /parallelism/moe_a2a_overlap: Megatron-Core's EP communication overlap, each
+  /// steady-state F run with the backward after it as one overlapped pair.
+  bool moe_a2a_overlap = false;
   /// /network/gpus_per_node: ranks are placed tensor parallel first, then data parallel,
   /// then pipeline (Megatron-Core's order); a group that spans nodes crosses inter_node.
   std::uint32_t gpus_per_node = 8;

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "perflow/core/json_cursor.hpp"
+#include "perflow/parallel/moe_dispatch.hpp"
 #include "perflow/parallel/nccl_collectives.hpp"
 #include "perflow/study/config.hpp"
 
@@ -21,6 +22,11 @@ double read_bandwidth(const JsonCursor& cursor);
 parallel::CollectiveChoice tensor_parallel_collective(const parallel::NcclNetwork& nccl,
                                                       std::uint32_t degree, bool sequence_parallel,
                                                       double bytes);
+
+/// One MoE layer's dispatch and combine on its busiest rank, by the model's dispatcher over
+/// the expert- and tensor-parallel groups' NCCL networks (config.expert_parallel_nccl,
+/// tensor_parallel_nccl).
+parallel::MoeDispatchCost moe_dispatch(const Config& config, const MoeRouting& routing);
 
 /// Reads /costs, /device_types, /placement and the link part of /network into `config`
 /// (costs per stage and chunk, device memory, boundary bytes, links). Needs
