@@ -103,6 +103,8 @@ nlohmann::json plan_config(const Search& search, const Plan& plan,
   training["recompute"] = plan.recompute;
   if (plan.tensor_parallel == 1 && training.contains("sequence_parallel")) {
     training["sequence_parallel"] = false;
+  } else if (plan.tensor_parallel > 1 && search.moe) {
+    training["sequence_parallel"] = true;
   }
   nlohmann::json types = nlohmann::json::object();
   nlohmann::json placement = nlohmann::json::array();
@@ -276,6 +278,7 @@ Search parse_search(const nlohmann::json& document, const std::vector<std::strin
     search.gpus.push_back(std::move(type));
   }
   const model::Transformer& m = probed->model->transformer;
+  search.moe = m.moe_layers() > 0;
   const bool mixed = search.gpus.size() > 1;
   std::uint64_t total_gpus = 0;
   for (const GpuType& g : search.gpus) total_gpus += g.count;

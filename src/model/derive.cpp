@@ -247,13 +247,16 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   }
 
   // Traffic: the activation to the next position, the tensor-parallel all-reduces (two per
-  // layer in F and in B, one for the embedding; a MoE layer's all-gather and reduce-scatter
-  // of its tokens over the tensor-parallel ranks move as much), the gradients across
-  // replicas.
+  // layer in F and in B, one for the embedding), the gradients across replicas. A MoE
+  // layer's second is its tokens' all-gather and reduce-scatter over the tensor-parallel
+  // ranks, which move as much; with expert parallelism the dispatcher prices those itself
+  // (parallel::moe_dispatch_cost; DeepEP has none), and only the shared experts, an MLP
+  // split over the TP ranks, keep one.
   c.boundary_bytes = 2 * tokens * h * r;
   if (degrees.tensor > 1) {
     c.tp_allreduce_bytes = 2 * tokens * h;
-    c.tp_allreduces = 2 * layers.count + (layers.embedding ? 1 : 0);
+    const std::uint32_t moe_mlp = degrees.expert > 1 && model.shared_experts == 0 ? moe_layers : 0;
+    c.tp_allreduces = 2 * layers.count - moe_mlp + (layers.embedding ? 1 : 0);
   }
   c.dp_gradient_bytes = gradient_width * c.parameters;
   c.dp_parameter_bytes = training.distributed_optimizer ? 2 * c.parameters : 0.0;

@@ -105,6 +105,12 @@ PipelinePlan overlap_expert_all_to_all(PipelinePlan plan) {
       out.push_back(backwards[b]);
     }
     out.insert(out.end(), backwards.begin() + static_cast<std::ptrdiff_t>(b), backwards.end());
+    if (out.size() != program.size()) {
+      throw ScheduleError(fmt::format(
+          "the expert-parallel overlap needs each device to run as many backwards as forwards "
+          "after its warm-up; device {} does not",
+          d));
+    }
     for (std::size_t i = warmup, k = 0; i < program.size(); ++i, ++k) {
       const std::size_t swapped = k % 2 == 0 ? i + 1 : i - 1;  // where its slot is now
       const bool in_pairs = i < warmup + 2 * plan.overlapped_pairs[d].size();

@@ -78,10 +78,9 @@ double miss(double n, double m, std::uint32_t k) {
   return none;
 }
 
-double choose(std::uint32_t n, std::uint32_t k) {
-  double c = 1.0;
-  for (std::uint32_t i = 0; i < k; ++i) c = c * (n - i) / (i + 1);
-  return c;
+// log C(n, k), so that thousands of groups do not overflow a double.
+double log_choose(std::uint32_t n, std::uint32_t k) {
+  return std::lgamma(n + 1.0) - std::lgamma(k + 1.0) - std::lgamma(n - k + 1.0);
 }
 
 }  // namespace
@@ -102,7 +101,8 @@ double expected_units_hit(std::uint32_t experts, std::uint32_t units, std::uint3
   double none = 0;
   for (std::uint32_t j = 0; j <= std::min(s, group_top_k); ++j) {
     if (group_top_k - j > groups - s) continue;
-    none += choose(s, j) * choose(groups - s, group_top_k - j) / choose(groups, group_top_k) *
+    none += std::exp(log_choose(s, j) + log_choose(groups - s, group_top_k - j) -
+                     log_choose(groups, group_top_k)) *
             miss(picked, j * e / groups, top_k);
   }
   return units * (1.0 - none);

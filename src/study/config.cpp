@@ -155,12 +155,19 @@ void parse_parallelism(const JsonCursor& c, Config& config) {
 void check_moe_a2a_overlap(const JsonCursor& root, const Config& config) {
   const JsonCursor where = root.at("parallelism").at("moe_a2a_overlap");
   const parallel::PipelineSpec& spec = config.pipeline;
-  if (!(spec.schedule == "interleaved-1f1b" || (spec.schedule == "1f1b" && spec.stages == 1))) {
+  const auto refuse_schedule = [&](const std::string& pointer, const std::string& schedule) {
+    if (schedule == "interleaved-1f1b" || (schedule == "1f1b" && spec.stages == 1)) return;
     where.fail(fmt::format(
         "Megatron-Core overlaps the expert-parallel all-to-alls with one pipeline stage or the "
-        "interleaved schedule (it asserts a virtual pipeline when PP > 1); /pipeline/schedule is "
-        "{} with {} stages: use \"1f1b\" with 1 stage or \"interleaved-1f1b\"",
-        spec.schedule, spec.stages));
+        "interleaved schedule (it asserts a virtual pipeline when PP > 1); {} is {} with {} "
+        "stages: use \"1f1b\" with 1 stage or \"interleaved-1f1b\"",
+        pointer, schedule, spec.stages));
+  };
+  refuse_schedule("/pipeline/schedule", spec.schedule);
+  for (std::size_t i = 0; i < config.parts.size(); ++i) {
+    if (!config.parts[i].schedule.empty()) {
+      refuse_schedule(fmt::format("/parts/{}/schedule", i), config.parts[i].schedule);
+    }
   }
   if (spec.split_backward) {
     where.fail(
@@ -300,7 +307,9 @@ EventGraph pipeline_graph(const Config& config, const parallel::PipelinePlan& pl
     throw ConfigError(config.file, pointer,
                       fmt::format("{} runs overlapped forward-backward pairs here (there are "
                                   "all-to-alls or a costs.forward_backward to overlap), and {}",
-                                  config.pipeline.schedule, what));
+                                  config.moe_a2a_overlap ? "/parallelism/moe_a2a_overlap"
+                                                         : config.pipeline.schedule,
+                                  what));
   };
   const parallel::OffloadSpec& offload = config.offload;
   const bool offloads_activations =

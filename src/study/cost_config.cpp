@@ -305,6 +305,12 @@ std::uint32_t expert_ranks_per_node(const Config& config) {
 
 // The all-to-all time one F or backward adds under expert parallelism: a2a_per_pass
 // pairwise all-to-alls of a2a_bytes among the expert-parallel ranks; 0 at degree 1.
+// Whether a chunk's all-to-alls are its MoE layers' dispatcher's (derived, NCCL pricing), not
+// a2a_bytes and a2a_per_pass (given by hand, or priced as rings).
+bool by_dispatcher(const Config& config, const PartialCosts& p) {
+  return p.moe_routing && config.expert_parallel_nccl;
+}
+
 TimeNs expert_parallel_time(const Config& config, const PartialCosts& p, const JsonCursor& where) {
   const std::uint32_t count = p.a2a_per_pass.value_or(0);
   if (count == 0) return 0;
@@ -315,7 +321,7 @@ TimeNs expert_parallel_time(const Config& config, const PartialCosts& p, const J
                     count));
   }
   // Derived MoE layers, with NCCL's view of the links: as their dispatcher moves the tokens.
-  if (p.moe_routing && config.expert_parallel_nccl) {
+  if (by_dispatcher(config, p)) {
     const TimeNs layer = moe_dispatch(config, *p.moe_routing).total();
     return repeated(layer, p.moe_routing->layers, "MoE dispatches and combines", where);
   }
@@ -914,6 +920,7 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
   config.data_parallel.parameter_bytes.assign(std::size_t{stages} * chunks, 0.0);
   config.data_parallel.optimizer.assign(std::size_t{stages} * chunks, 0);
   config.data_parallel.step_overhead.assign(stages, 0);
+  config.expert_traffic.assign(std::size_t{stages} * chunks, ExpertTraffic{});
 
   // Every stage needs its three durations; build the table and the per-stage extras.
   const JsonCursor where = costs ? *costs : root;
@@ -960,6 +967,10 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
       // all-to-all dispatcher): each MoE layer dispatches its tokens to the experts and
       // combines them back, in F and, mirrored, in each backward; W has none.
       resolved.all_to_all = expert_parallel_time(config, p, where);
+      config.expert_traffic[std::size_t{s} * chunks + c] = {
+          .bytes = p.a2a_bytes.value_or(0.0),
+          .count = p.a2a_per_pass.value_or(0),
+          .by_dispatcher = resolved.all_to_all > 0 && by_dispatcher(config, p)};
       resolved.forward_backward = p.forward_backward;
       any_a2a_count = any_a2a_count || p.a2a_per_pass.value_or(0) > 0;
       if (p.a2a_bytes_at && !a2a_bytes_at) a2a_bytes_at = p.a2a_bytes_at;

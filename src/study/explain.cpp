@@ -61,20 +61,13 @@ std::string describe_collectives(const Config& config, const model::PositionCost
   return parts.empty() ? std::string() : fmt::format("    collectives (NCCL): {}\n", parts);
 }
 
-// Whether a position's all-to-all time is its dispatcher's (not a2a_bytes given by hand).
-bool priced_by_dispatcher(const Config& config, const model::PositionCosts& p, TimeNs all_to_all) {
-  return p.moe_routing.layers > 0 && config.expert_parallel_nccl &&
-         all_to_all == static_cast<TimeNs>(p.moe_routing.layers) *
-                           detail::moe_dispatch(config, p.moe_routing).total();
-}
-
 // The expert-parallel line: the dispatcher's dispatch and combine per MoE layer, or the
 // all-to-alls given by hand; `all_to_all` is what one F (and one backward) waits for.
 std::string describe_expert_parallel(const Config& config, const model::PositionCosts& p,
-                                     TimeNs all_to_all) {
-  if (p.a2a_per_pass == 0 && all_to_all == 0) return {};
+                                     const ExpertTraffic& traffic, TimeNs all_to_all) {
+  if (traffic.count == 0 && all_to_all == 0) return {};
   const auto ns = [](TimeNs t) { return format_duration(t); };
-  if (priced_by_dispatcher(config, p, all_to_all)) {
+  if (traffic.by_dispatcher) {
     const parallel::MoeDispatchCost c = detail::moe_dispatch(config, p.moe_routing);
     const MoeDispatcher dispatcher = config.model->training.moe_dispatcher;
     const std::string moved =
@@ -89,7 +82,7 @@ std::string describe_expert_parallel(const Config& config, const model::Position
         ns(c.dispatch), ns(c.combine), moved, ns(all_to_all));
   }
   return fmt::format("    expert parallel: {} all-to-alls of {} sent per rank: {} in F and in B\n",
-                     p.a2a_per_pass, format_memory(p.a2a_bytes), ns(all_to_all));
+                     traffic.count, format_memory(traffic.bytes), ns(all_to_all));
 }
 
 }  // namespace
@@ -193,7 +186,8 @@ std::string explain(const Config& config) {
               : std::string(),
           plan.timed[s] ? ns(p.optimizer_ns) : std::string("-"));
       out += describe_collectives(config, p, buckets);
-      out += describe_expert_parallel(config, p, config.costs.at(StageId{s}, c).all_to_all);
+      out += describe_expert_parallel(config, p, config.expert_traffic[std::size_t{s} * chunks + c],
+                                      config.costs.at(StageId{s}, c).all_to_all);
     }
   }
   return out;
@@ -245,7 +239,8 @@ nlohmann::ordered_json explain_json(const Config& config) {
     for (std::uint32_t c = 0; c < chunks; ++c) {
       const model::PositionCosts& p = plan.positions[std::size_t{s} * chunks + c];
       const TimeNs a2a = config.costs.at(StageId{s}, c).all_to_all;
-      const bool by_dispatcher = priced_by_dispatcher(config, p, a2a);
+      const ExpertTraffic& traffic = config.expert_traffic[std::size_t{s} * chunks + c];
+      const bool by_dispatcher = traffic.by_dispatcher;
       const parallel::MoeDispatchCost dispatch =
           by_dispatcher ? detail::moe_dispatch(config, p.moe_routing) : parallel::MoeDispatchCost{};
       Json operators = Json::array();
@@ -284,8 +279,8 @@ nlohmann::ordered_json explain_json(const Config& config) {
                            {"dp_buckets", gradient_buckets(config, s, c, p.dp_gradient_bytes)},
                            {"dp_parameter_bytes", p.dp_parameter_bytes},
                            {"optimizer_ns", timed(p.optimizer_ns)},
-                           {"a2a_per_pass", p.a2a_per_pass},
-                           {"a2a_bytes", p.a2a_bytes},
+                           {"a2a_per_pass", traffic.count},
+                           {"a2a_bytes", traffic.bytes},
                            {"all_to_all_ns", a2a},
                            {"moe_dispatch_ns", by_dispatcher ? dispatch.dispatch : 0},
                            {"moe_combine_ns", by_dispatcher ? dispatch.combine : 0}});

@@ -317,12 +317,24 @@ void parse_model_sections(const JsonCursor& root, Config& config) {
     if (plan.transformer.experts == 0) {
       where.fail("deepep dispatches the tokens of MoE layers, but /model has no experts");
     }
-    // Megatron-Core's flex dispatcher asserts the same: DeepEP needs peers to send to.
-    if (config.expert_parallel * config.tensor_parallel <= 1) {
+    // DeepEP needs peers to send to (Megatron-Core's flex dispatcher asserts TP x EP > 1);
+    // PerFlow prices it over expert-parallel ranks.
+    if (config.expert_parallel <= 1) {
       where.fail(
-          "deepep sends tokens among the tensor- and expert-parallel ranks, but both degrees "
-          "are 1: set /parallelism/expert_parallel (or use \"alltoall\")");
+          "deepep sends tokens among the expert-parallel ranks, but expert_parallel is 1: set "
+          "/parallelism/expert_parallel (or use \"alltoall\")");
     }
+  }
+  // Megatron-Core's MoELayer raises during training when tensor parallelism runs MoE layers
+  // without sequence parallelism (moe_layer.py): each TP rank would route every token.
+  if (plan.transformer.moe_layers() > 0 && config.tensor_parallel > 1 &&
+      !plan.training.sequence_parallel) {
+    (training_section && training_section->has("sequence_parallel")
+         ? training_section->at("sequence_parallel")
+         : root.at("parallelism").at("tensor_parallel"))
+        .fail(
+            "MoE layers with tensor parallelism need sequence parallelism (Megatron-Core's "
+            "MoELayer refuses to train without it): set /training/sequence_parallel to true");
   }
   if (plan.training.sequence_parallel && config.tensor_parallel == 1) {
     training_section->at("sequence_parallel")

@@ -205,13 +205,18 @@ std::string format_summary(const Config& config, const EventGraph& graph,
     line("pairs", fmt::format("{} overlapped forward-backward pairs, each run as one unit", pairs));
   } else if (a2a_sum.total > 0 || config.expert_parallel > 1) {
     // With /model's MoE layers: their dispatcher, and the expert-parallel overlap.
+    const bool dispatched = std::any_of(config.expert_traffic.begin(), config.expert_traffic.end(),
+                                        [](const ExpertTraffic& t) { return t.by_dispatcher; });
     std::string how;
-    if (config.model && config.model->transformer.experts > 0) {
-      how = fmt::format(" ({} dispatcher{})", to_string(config.model->training.moe_dispatcher),
-                        config.moe_a2a_overlap ? ", overlapped with the other microbatch" : "");
-    } else if (config.moe_a2a_overlap) {
-      how = " (overlapped with the other microbatch)";
+    if (dispatched) {
+      how = fmt::format(" ({} dispatcher", to_string(config.model->training.moe_dispatcher));
+    } else if (config.model && config.model->transformer.experts > 0) {
+      how = " (all-to-alls of a2a_bytes";
     }
+    if (config.moe_a2a_overlap) {
+      how += fmt::format("{}overlapped with the other microbatch", how.empty() ? " (" : ", ");
+    }
+    if (!how.empty()) how += ")";
     line("all-to-all",
          fmt::format("{} over ep {}{}, {} exposed ({:.1f}%), {} hidden; {} overlapped pairs",
                      format_duration(a2a_sum.total), config.expert_parallel, how,

@@ -133,6 +133,16 @@ TEST(Search, ExpertParallelIsAnAxis) {
     EXPECT_EQ(config.expert_parallel, r.plan.expert_parallel);
     EXPECT_EQ(config.costs.at(StageId{1}, 0).all_to_all > 0, r.plan.expert_parallel > 1);
   }
+  // With tensor parallelism its plans run sequence parallelism (Megatron-Core's MoE layers
+  // refuse to train without it).
+  document["space"]["tensor_parallel"] = {2};
+  document["space"]["expert_parallel"] = {1};
+  const SearchResult tp = run_search(parse_search(document, {"H100"}, "s.json"), options);
+  ASSERT_FALSE(tp.simulated.empty());
+  for (const PlanResult& r : tp.simulated) {
+    EXPECT_TRUE(r.outcome.error.empty()) << r.outcome.error;
+    EXPECT_EQ(r.plan.config["training"]["sequence_parallel"], true);
+  }
   // A dense model has no axis unless given.
   EXPECT_EQ(parse_search(search_document(R"({"H100": {"preset": "h100-sxm", "count": 8}})", "{}"),
                          {"H100"}, "s.json")

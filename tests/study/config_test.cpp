@@ -1070,6 +1070,7 @@ nlohmann::json moe_config() {
   doc["model"]["shared_experts"] = 1;
   doc["model"]["moe_layers"] = 6;
   doc["parallelism"]["expert_parallel"] = 4;
+  doc["training"]["sequence_parallel"] = true;  // Megatron-Core's MoE with TP needs it
   return doc;
 }
 
@@ -1084,8 +1085,15 @@ TEST(ModelConfig, MixtureOfExpertsReachesTheDerivation) {
   // Position 0 holds the dense layers 0-1, position 1 the MoE layers 2-4.
   EXPECT_EQ(positions[0].a2a_per_pass, 0u);
   EXPECT_EQ(positions[1].a2a_per_pass, 6u);
-  // T = 2 x 512 tokens (no sequence parallelism) x top_k 2 x h 1024 x 2 bytes.
-  EXPECT_EQ(positions[1].a2a_bytes, 2.0 * 1024 * 2 * 1024);
+  // T r = 2 x 512 tokens / tp 2 (sequence parallelism) x top_k 2 x h 1024 x 2 bytes.
+  EXPECT_EQ(positions[1].a2a_bytes, 512.0 * 2 * 1024 * 2);
+  // Tensor-parallel collectives: two a layer, but the dispatcher's token all-gather and
+  // reduce-scatter replace the MLP's on MoE layers, and the shared expert keeps one.
+  EXPECT_EQ(positions[1].tp_allreduces, 2u * positions[1].layers.count);
+  auto no_shared = moe_config();
+  no_shared["model"]["shared_experts"] = 0;
+  EXPECT_EQ(parse_config(no_shared, "cfg.json").model->positions[1].tp_allreduces,
+            positions[1].layers.count);
   const model::PositionCosts expected =
       model::derive_position(m, c.model->training, {.tensor = 2, .data = 4, .expert = 4},
                              model::find_device_preset("h100-sxm")->spec, positions[1].layers);
@@ -1118,7 +1126,7 @@ TEST(ModelConfig, MoeDispatcherPricesEachMoeLayer) {
     const Config c = parse_config(doc, "cfg.json");
     const model::PositionCosts& p = c.model->positions[1];  // MoE layers 2-4
     ASSERT_EQ(p.moe_routing.layers, 3u);
-    EXPECT_EQ(p.moe_routing.tokens, 2.0 * 512);  // b s, no sequence parallelism
+    EXPECT_EQ(p.moe_routing.tokens, 2.0 * 512 / 2);  // b s / tp (sequence parallelism)
     ASSERT_TRUE(c.expert_parallel_nccl.has_value());
     EXPECT_EQ(c.expert_parallel_nccl->ranks_per_node, 4u);  // 8 GPUs / tp 2
     const parallel::MoeGroups groups{.expert_parallel = 4,
@@ -1231,10 +1239,15 @@ TEST(ModelConfig, MixtureOfExpertsErrorsNameThePointer) {
       {[](auto& d) {
          d["parallelism"]["moe_dispatcher"] = "deepep";
          d["parallelism"]["expert_parallel"] = 1;
-         d["parallelism"]["tensor_parallel"] = 1;
        },
-       "cfg.json:/parallelism/moe_dispatcher: deepep sends tokens among the tensor- and "
-       "expert-parallel ranks, but both degrees are 1"},
+       "cfg.json:/parallelism/moe_dispatcher: deepep sends tokens among the expert-parallel "
+       "ranks, but expert_parallel is 1"},
+      {[](auto& d) { d["training"].erase("sequence_parallel"); },
+       "cfg.json:/parallelism/tensor_parallel: MoE layers with tensor parallelism need sequence "
+       "parallelism"},
+      {[](auto& d) { d["training"]["sequence_parallel"] = false; },
+       "cfg.json:/training/sequence_parallel: MoE layers with tensor parallelism need sequence "
+       "parallelism"},
       {[](auto& d) {
          d["parallelism"]["moe_dispatcher"] = "deepep";
          d["network"]["collectives"] = "ring";

@@ -54,6 +54,9 @@ struct Search {
   bool use_all_gpus = true;  ///< else at most the cluster
   std::uint32_t top = 10;
   std::uint32_t global_batch_size = 0;
+  /// The model has MoE layers: plans with tensor parallelism run sequence parallelism, as
+  /// Megatron-Core's MoE layers need.
+  bool moe = false;
 };
 
 /// Reads and checks a search document; `gpu_order` lists /cluster/gpus' keys as written

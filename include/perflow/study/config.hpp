@@ -37,6 +37,14 @@ struct DeviceInfo {
 };
 
 /// One entry of /parts: a schedule built on one device type, of which `stages` are kept.
+/// What one (stage, chunk)'s all-to-all time stands for: its MoE layers' dispatcher's
+/// dispatches and combines, or `count` all-to-alls of `bytes` (/costs or derived).
+struct ExpertTraffic {
+  double bytes = 0;
+  std::uint32_t count = 0;
+  bool by_dispatcher = false;
+};
+
 struct PartSpec {
   std::uint32_t first_stage = 0;
   std::uint32_t last_stage = 0;  ///< inclusive
@@ -89,6 +97,8 @@ struct Config {
   /// /parallelism/moe_a2a_overlap: Megatron-Core's EP communication overlap, each
   /// steady-state F run with the backward after it as one overlapped pair.
   bool moe_a2a_overlap = false;
+  /// Per (stage, chunk), stage-major: what its all-to-all time stands for.
+  std::vector<ExpertTraffic> expert_traffic;
   /// /network/gpus_per_node: ranks are placed tensor parallel first, then data parallel,
   /// then pipeline (Megatron-Core's order); a group that spans nodes crosses inter_node.
   std::uint32_t gpus_per_node = 8;
