@@ -48,8 +48,7 @@ MoeDispatchCost all_to_all_dispatch(const MoeRouting& r, const MoeGroups& g) {
 MoeDispatchCost deepep_dispatch(const MoeRouting& r, const MoeGroups& g) {
   const NcclNetwork& net = g.expert_network;
   const std::uint32_t ep = g.expert_parallel;
-  const std::uint32_t ep_per_node =
-      net.ranks_per_node == 0 ? ep : std::clamp<std::uint32_t>(net.ranks_per_node, 1, ep);
+  const std::uint32_t ep_per_node = ranks_in_a_node(net, ep);
   const std::uint32_t nodes = (ep + ep_per_node - 1) / ep_per_node;
   const double tp = g.tensor_parallel;
   const double per_node = tp * ep_per_node;  // the TP x EP group's ranks in a node

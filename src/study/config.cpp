@@ -134,10 +134,9 @@ void parse_parallelism(const JsonCursor& c, Config& config) {
         detail::read_integer(*size, detail::kParallelismSection.field("grad_bucket_size"));
   }
   if (auto dispatcher = c.find("moe_dispatcher")) {
-    const std::string name = dispatcher->as_string();
-    if (name != "alltoall" && name != "deepep")
-      dispatcher->fail_expected("\"alltoall\" or \"deepep\"");
-    config.moe_dispatcher = name == "deepep" ? MoeDispatcher::DeepEp : MoeDispatcher::AllToAll;
+    const auto parsed = parse_moe_dispatcher(dispatcher->as_string());
+    if (!parsed) dispatcher->fail_expected("\"alltoall\" or \"deepep\"");
+    config.moe_dispatcher = *parsed;
   }
   if (auto overlap = c.find("moe_a2a_overlap")) config.moe_a2a_overlap = overlap->as_bool();
   if (auto gather = c.find("overlap_param_gather")) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 namespace perflow {
@@ -20,6 +21,14 @@ enum class MoeDispatcher : std::uint8_t {
 
 constexpr std::string_view to_string(MoeDispatcher dispatcher) {
   return dispatcher == MoeDispatcher::DeepEp ? "deepep" : "alltoall";
+}
+
+/// The dispatcher `to_string` names, or nullopt.
+constexpr std::optional<MoeDispatcher> parse_moe_dispatcher(std::string_view name) {
+  for (const MoeDispatcher d : {MoeDispatcher::AllToAll, MoeDispatcher::DeepEp}) {
+    if (to_string(d) == name) return d;
+  }
+  return std::nullopt;
 }
 
 /// What one rank's MoE layers route in one microbatch, as the dispatcher sees it.

@@ -42,6 +42,10 @@ struct NcclNetwork {
 /// latencies come to 15-16 us: 20 us is the middle of that gap (docs/model.md).
 inline constexpr TimeNs kNcclCallOverhead = 20'000;
 
+/// Of a group of `ranks` on `network`, the ranks in one node: all of them unless
+/// ranks_per_node says fewer.
+std::uint32_t ranks_in_a_node(const NcclNetwork& network, std::uint32_t ranks);
+
 /// What NCCL reaches of a raw scale-up link (its topology's per-channel bandwidth over the
 /// link's rate): NVLink 20 of 25 GB/s a link (Ampere), 20.6 (Hopper), 40.1 of 50 (Blackwell);
 /// PCIe 12 of 16.
