@@ -92,8 +92,7 @@ constexpr FileField kSpaceFields[] = {
                     "schedule that fixes its chunks uses them"},
     {.name = "pipeline",
      .kind = K::Integers,
-     .description = "pipeline depths (default: those dividing the layers, up to 32; on a "
-                    "mixed cluster 1 to 32)",
+     .description = "pipeline depths (default: 1 to 32, at most the layers)",
      .min = 1,
      .max = kMaxSearchValue},
     {.name = "tensor_parallel",
@@ -125,8 +124,8 @@ constexpr FileField kSpaceFields[] = {
                     "needs a host link"},
     {.name = "layers",
      .kind = K::Names,
-     .description = "layer splits (default: both on a mixed cluster, balanced otherwise)",
-     .choices = kLayerSplitChoices},
+     .description = "layer splits (default: even, and fastest on a mixed cluster)",
+     .choices = kLayerSplits},
     {.name = "expert_parallel",
      .kind = K::Integers,
      .description = "expert-parallel degrees, each dividing the plan's data parallelism "

@@ -301,9 +301,10 @@ Search parse_search(const nlohmann::json& document, const std::vector<std::strin
   if (auto x = find("pipeline")) {
     space.pipeline = read_integers(*x, 1);
   } else {
-    // Depths dividing the layers (a mixed cluster's fastest split needs not), up to 32.
+    // Every depth up to 32 that leaves each stage a layer: the splits place uneven ones
+    // (Llama 3.1 405B's 126 layers were trained on 16 stages).
     for (std::uint32_t p = 1; p <= std::min<std::uint64_t>(32, total_gpus); ++p) {
-      if (mixed || m.layers % p == 0) space.pipeline.push_back(p);
+      if (p <= m.layers) space.pipeline.push_back(p);
     }
   }
   if (auto x = find("tensor_parallel")) {
@@ -360,12 +361,15 @@ Search parse_search(const nlohmann::json& document, const std::vector<std::strin
           "in every /cluster/gpus entry");
     }
   }
-  const std::vector<std::string> splits(std::begin(detail::kLayerSplitChoices),
-                                        std::end(detail::kLayerSplitChoices));
+  const std::vector<std::string> splits(std::begin(detail::kLayerSplits),
+                                        std::end(detail::kLayerSplits));
   if (auto x = find("layers")) {
     space.layers = read_choices(*x, splits);
   } else {
-    space.layers = mixed ? splits : std::vector<std::string>{"balanced"};
+    // The default split, and on a mixed cluster the one that gives faster GPUs more layers
+    // ("balanced", the slowest position at its fastest, is there to ask for).
+    space.layers =
+        mixed ? std::vector<std::string>{"even", "fastest"} : std::vector<std::string>{"even"};
   }
   if (auto x = find("expert_parallel")) {
     space.expert_parallel = read_integers(*x, 1);

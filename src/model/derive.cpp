@@ -11,29 +11,6 @@
 namespace perflow::model {
 namespace {
 
-// Lays `units` per position out in order: the first unit is the embedding, the last the LM
-// head, the rest are layers.
-std::vector<LayerRange> ranges_from_units(std::span<const std::uint32_t> units) {
-  const std::uint32_t total = std::accumulate(units.begin(), units.end(), 0u);
-  std::vector<LayerRange> out(units.size());
-  std::uint32_t unit = 0;
-  std::uint32_t layer = 0;
-  for (std::size_t k = 0; k < units.size(); ++k) {
-    if (units[k] == 0) {
-      throw std::invalid_argument("pipeline position " + std::to_string(k) +
-                                  " would hold no layer");
-    }
-    LayerRange& range = out[k];
-    range.first = layer;
-    range.embedding = unit == 0;
-    range.head = unit + units[k] == total;
-    range.count = units[k] - (range.embedding ? 1 : 0) - (range.head ? 1 : 0);
-    layer += range.count;
-    unit += units[k];
-  }
-  return out;
-}
-
 void add(PositionCosts& costs, std::span<const Operator> ops, double count,
          const DeviceSpec& device, Precision precision) {
   for (const Operator& op : ops) {
@@ -51,56 +28,6 @@ void add(PositionCosts& costs, std::span<const Operator> ops, double count,
 }
 
 }  // namespace
-
-std::vector<LayerRange> balanced_split(std::uint32_t layers, std::uint32_t positions) {
-  const std::uint32_t units = layers + 2;
-  std::vector<std::uint32_t> counts(positions, units / positions);
-  for (std::uint32_t k = 0; k < units % positions; ++k) ++counts[k];
-  return ranges_from_units(counts);
-}
-
-std::vector<LayerRange> explicit_split(std::span<const std::uint32_t> counts) {
-  std::vector<LayerRange> out(counts.size());
-  std::uint32_t layer = 0;
-  for (std::size_t k = 0; k < counts.size(); ++k) {
-    out[k] = {
-        .first = layer, .count = counts[k], .embedding = k == 0, .head = k + 1 == counts.size()};
-    layer += counts[k];
-  }
-  return out;
-}
-
-std::vector<LayerRange> fastest_split(std::uint32_t layers,
-                                      std::span<const double> seconds_per_layer,
-                                      std::span<const std::uint32_t> device_of,
-                                      std::uint32_t devices) {
-  const std::size_t positions = seconds_per_layer.size();
-  std::vector<double> speed(devices, 0);  // seconds per unit on each device
-  std::vector<std::uint32_t> held(devices, 0);
-  for (std::size_t k = 0; k < positions; ++k) {
-    speed[device_of[k]] = seconds_per_layer[k];
-    ++held[device_of[k]];
-  }
-  // Each unit goes where the device's load after taking it is lowest (ties: lower device).
-  std::vector<std::uint32_t> load(devices, 0);
-  for (std::uint32_t u = 0; u < layers + 2; ++u) {
-    std::uint32_t best = devices;
-    for (std::uint32_t d = 0; d < devices; ++d) {
-      if (held[d] == 0) continue;
-      if (best == devices || speed[d] * (load[d] + 1) < speed[best] * (load[best] + 1)) best = d;
-    }
-    ++load[best];
-  }
-  // A device's positions share its units evenly, the earlier taking the spare ones.
-  std::vector<std::uint32_t> units(positions, 0);
-  std::vector<std::uint32_t> seen(devices, 0);
-  for (std::size_t k = 0; k < positions; ++k) {
-    const std::uint32_t d = device_of[k];
-    units[k] = load[d] / held[d] + (seen[d] < load[d] % held[d] ? 1 : 0);
-    ++seen[d];
-  }
-  return ranges_from_units(units);
-}
 
 PositionCosts derive_position(const Transformer& model, const Training& training,
                               const Degrees& degrees, const DeviceSpec& device,
@@ -311,23 +238,26 @@ std::optional<double> fit_gemm_max(std::span<const Observation> observations, do
   return used / (gm / gg);
 }
 
-double layer_seconds(const Transformer& model, const Training& training, std::uint32_t tp,
-                     const DeviceSpec& device, std::uint32_t ep) {
-  const auto seconds = [&](const std::vector<Operator>& ops) {
-    double total = 0;
-    for (const Operator& op : ops) {
-      for (const Pass pass : {kForward, kBackward, kWeight}) {
-        total += operator_time(op, pass, device, training.precision);
-      }
-    }
-    return total / 1e9;
+UnitSeconds unit_seconds(const Transformer& model, const Training& training, const Degrees& degrees,
+                         const DeviceSpec& device, double collective_seconds) {
+  const auto seconds = [&](const LayerRange& range) {
+    const PositionCosts c = derive_position(model, training, degrees, device, range);
+    return (c.forward_ns + c.backward_ns + c.weight_ns + c.recompute_ns) / 1e9 +
+           2.0 * c.tp_allreduces * collective_seconds;
   };
-  const double dense = seconds(layer_operators(model, training, tp));
-  if (model.experts == 0 || model.layers == 0) return dense;
-  const double moe = model.moe_layers();
-  return ((model.layers - moe) * dense +
-          moe * seconds(moe_layer_operators(model, training, tp, ep))) /
-         model.layers;
+  UnitSeconds out;
+  out.embedding = seconds({.first = 0, .count = 0, .embedding = true});
+  out.head = seconds({.first = model.layers, .count = 0, .head = true});
+  // A layer is dense or MoE; each kind is derived once.
+  std::optional<double> dense;
+  std::optional<double> moe;
+  out.layers.reserve(model.layers);
+  for (std::uint32_t l = 0; l < model.layers; ++l) {
+    std::optional<double>& kind = model.moe_layers_in(l, 1) > 0 ? moe : dense;
+    if (!kind) kind = seconds({.first = l, .count = 1});
+    out.layers.push_back(*kind);
+  }
+  return out;
 }
 
 }  // namespace perflow::model

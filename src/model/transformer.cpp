@@ -153,12 +153,13 @@ double Transformer::forward_flops_per_sample() const {
   const double kv = double(kv_heads) * head_dim();
   const double matrices = mlp == Mlp::SwiGlu ? 3 : 2;
   const double gemm = 2 * s * (h * (h + 2 * kv) + h * h + matrices * h * ffn_hidden);
-  const double attention = 4 * s * s * h;
+  // Q K^T and its product with V, 2 s^2 h each over the full square; causal: half.
+  const double attention = 2 * s * s * h;
   if (experts == 0) return layers * (gemm + attention) + 2 * s * h * vocab;
-  // A MoE layer: the router (h x E) and the top_k routed plus the shared experts per token.
+  // A MoE layer: the top_k routed plus the shared experts per token.
   const double active = double(top_k) + shared_experts;
   const double moe_gemm =
-      2 * s * (h * (h + 2 * kv) + h * h + h * experts + active * matrices * h * expert_hidden());
+      2 * s * (h * (h + 2 * kv) + h * h + active * matrices * h * expert_hidden());
   const std::uint32_t moe = moe_layers();
   return (layers - moe) * (gemm + attention) + moe * (moe_gemm + attention) + 2 * s * h * vocab;
 }

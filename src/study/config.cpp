@@ -264,14 +264,15 @@ std::optional<Throughput> throughput(const Config& config, TimeNs makespan) {
   const double seconds = double(makespan) / 1e9;
   t.tokens_per_s = samples * plan.transformer.sequence / seconds;
   const double flops = 3 * plan.transformer.forward_flops_per_sample() * samples;
+  t.flops_per_token = 3 * plan.transformer.forward_flops_per_sample() / plan.transformer.sequence;
   t.model_tflops_per_gpu = flops / seconds / double(t.gpus) / 1e12;
   double peak = 0;
   for (const double p : plan.peak_flops) peak += p;
   const bool all =
       !plan.peak_flops.empty() &&
       std::all_of(plan.peak_flops.begin(), plan.peak_flops.end(), [](double p) { return p > 0; });
-  t.mfu =
-      all ? t.model_tflops_per_gpu * 1e12 / (peak / double(plan.peak_flops.size())) : std::nan("");
+  t.peak_tflops = all ? peak / double(plan.peak_flops.size()) / 1e12 : std::nan("");
+  t.mfu = all ? t.model_tflops_per_gpu / t.peak_tflops : std::nan("");
   return t;
 }
 

@@ -73,9 +73,11 @@ constexpr Field kPipelineFields[] = {
      .choices = kShapes},
     {.name = "layers",
      .kind = K::LayerSplit,
-     .description = "with /model: the layers of each pipeline position: \"balanced\" "
-                    "(default), \"fastest\" (fast devices get more), or a count per position",
-     .default_value = "balanced"},
+     .description = "with /model: the layers of each pipeline position: \"even\" (default, "
+                    "Megatron-LM's), \"balanced\" (the slowest stage as fast as it can be), "
+                    "\"fastest\" (the same with each stage on its own GPU), or a count per "
+                    "position",
+     .default_value = "even"},
 };
 
 // The cost fields /costs, a device type and an override share.

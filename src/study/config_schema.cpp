@@ -11,6 +11,7 @@
 
 #include "detail/config_fields.hpp"
 #include "perflow/model/device_spec.hpp"
+#include "perflow/model/layer_split.hpp"
 #include "perflow/model/transformer.hpp"
 #include "perflow/parallel/schedule_registry.hpp"
 
@@ -110,12 +111,15 @@ Json field_schema(const Field& field) {
       out = {{"enum", std::move(values)}};
       break;
     }
-    case FieldKind::LayerSplit:
-      out = {{"anyOf", Json::array({{{"enum", Json::array({"balanced", "fastest"})}},
+    case FieldKind::LayerSplit: {
+      Json names = Json::array();
+      for (const std::string_view name : model::kLayerSplits) names.push_back(name);
+      out = {{"anyOf", Json::array({{{"enum", std::move(names)}},
                                     {{"type", "array"},
                                      {"items", {{"type", "integer"}, {"minimum", 0}}},
                                      {"minItems", 1}}})}};
       break;
+    }
     case FieldKind::Boolean:
       out = {{"type", "boolean"}};
       break;
@@ -240,7 +244,7 @@ std::string field_type(const Field& field) {
     case FieldKind::DevicePreset:
       return "a [device preset](#device-presets)";
     case FieldKind::LayerSplit:
-      return "`\"balanced\"`, `\"fastest\"`, or an array of integers >= 0";
+      return "`\"even\"`, `\"balanced\"`, `\"fastest\"`, or an array of integers >= 0";
     case FieldKind::Boolean:
       return "boolean";
     case FieldKind::Integer:
@@ -276,8 +280,9 @@ std::string field_default(const Field& field) {
   if (value.empty()) return "";
   const bool choice =
       std::find(field.choices.begin(), field.choices.end(), value) != field.choices.end();
-  const bool split =
-      field.kind == FieldKind::LayerSplit && (value == "balanced" || value == "fastest");
+  const bool split = field.kind == FieldKind::LayerSplit &&
+                     std::find(std::begin(model::kLayerSplits), std::end(model::kLayerSplits),
+                               value) != std::end(model::kLayerSplits);
   if (choice || split) return fmt::format("`\"{}\"`", value);
   const bool boolean = field.kind == FieldKind::Boolean && (value == "true" || value == "false");
   const bool number = (field.kind == FieldKind::Integer || field.kind == FieldKind::Number ||

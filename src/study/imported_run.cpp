@@ -3,6 +3,8 @@
 #include "detail/imported_run.hpp"
 
 #include <algorithm>
+#include <numeric>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -12,6 +14,7 @@
 #include "perflow/core/error.hpp"
 #include "perflow/core/option_error.hpp"
 #include "perflow/model/device_spec.hpp"
+#include "perflow/model/layer_split.hpp"
 
 namespace perflow::study::detail {
 namespace {
@@ -111,6 +114,22 @@ void require_gpus(const ImportOptions& options, std::optional<std::uint32_t> gpu
   }
   run.gpus_per_node = per_node.value_or(8);
   run.nodes = *node_count;
+}
+
+std::vector<std::uint32_t> unless_even(std::vector<std::uint32_t> counts) {
+  if (counts.size() <= 1) return {};
+  const std::uint32_t layers = std::accumulate(counts.begin(), counts.end(), 0u);
+  try {
+    const std::vector<model::LayerRange> even =
+        model::even_split(layers, static_cast<std::uint32_t>(counts.size()));
+    const bool same =
+        std::equal(counts.begin(), counts.end(), even.begin(),
+                   [](std::uint32_t c, const model::LayerRange& r) { return c == r.count; });
+    if (same) return {};
+  } catch (const std::invalid_argument&) {
+    // No even split of these: the counts stand.
+  }
+  return counts;
 }
 
 void derive_data_parallel(ImportedRun& run, std::string_view what) {

@@ -552,7 +552,7 @@ void read_recompute(const Flags& flags, detail::ImportedRun& run, ImportResult& 
 /// Megatron-LM's layers per pipeline position (arguments.py; transformer_layer.py's
 /// get_transformer_layer_offset): the same number in each, less one on the first and last
 /// positions for the embedding and the loss when they are accounted for, or the first and
-/// last stages' counts given. Empty when PerFlow's "balanced" split is the same.
+/// last stages' counts given. Empty when PerFlow's default ("even") split is the same.
 std::vector<std::uint32_t> layer_split(const Flags& flags, const detail::ImportedRun& run) {
   const std::uint32_t layers = run.shape.layers;
   const std::uint32_t positions = run.pipeline_parallel * run.chunks;
@@ -580,12 +580,10 @@ std::vector<std::uint32_t> layer_split(const Flags& flags, const detail::Importe
     std::vector<std::uint32_t> split(p, middle == 0 ? 0 : (layers - given) / middle);
     if (first) split.front() = *first;
     if (last) split.back() = *last;
-    return split;
+    return detail::unless_even(split);
   }
   const bool embedding = flags.has("--account-for-embedding-in-pipeline-split");
   const bool loss = flags.has("--account-for-loss-in-pipeline-split");
-  // PerFlow's "balanced" counts both as a layer, as these two flags do.
-  if (embedding && loss && (layers + 2) % positions == 0) return {};
   const std::uint32_t units = layers + (embedding ? 1u : 0u) + (loss ? 1u : 0u);
   if (units % positions != 0) {
     flags.fail("--num-layers",
@@ -597,7 +595,7 @@ std::vector<std::uint32_t> layer_split(const Flags& flags, const detail::Importe
   std::vector<std::uint32_t> split(positions, units / positions);
   if (embedding) split.front() -= 1;
   if (loss) split.back() -= 1;
-  return split;
+  return detail::unless_even(split);
 }
 
 }  // namespace

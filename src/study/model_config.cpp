@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <initializer_list>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -397,11 +398,6 @@ void derive_model_costs(const JsonCursor& root, Config& config,
   };
   const bool all_timed =
       std::all_of(plan.timed.begin(), plan.timed.end(), [](bool t) { return t; });
-  if (!all_timed && layers && layers->value().is_string() && layers->as_string() == "fastest") {
-    layers->fail(
-        "the fastest split needs a GPU on every stage (/device, or a device type's "
-        "preset)");
-  }
   for (std::uint32_t s = 0; s < stages; ++s) {
     if (plan.timed[s] && plan.peak_flops[s] <= 0) {
       // Which GPU, from where, and what it does have: the user picks a precision or a GPU.
@@ -428,49 +424,100 @@ void derive_model_costs(const JsonCursor& root, Config& config,
 
   const parallel::PipelineShape shape = parallel::schedule_shape(config.pipeline);
   const std::uint32_t positions = parallel::position_count(shape, stages, chunks);
-  std::vector<std::uint32_t> device_of(positions, 0);  // DualPipe: the first direction's
+  // The stage whose load each position adds to. DualPipe's device s runs positions s and
+  // p - 1 - s (one direction each, half the microbatches each): the pair is one load,
+  // priced on the slower of the two GPUs (both run both).
+  const bool dual = shape == parallel::PipelineShape::DualPipe;
+  std::vector<std::uint32_t> stage_of(positions, 0);
   for (std::uint32_t s = 0; s < stages; ++s) {
     for (std::uint32_t c = 0; c < chunks; ++c) {
-      if (shape != parallel::PipelineShape::DualPipe || c == 0) {
-        device_of[parallel::chunk_position(shape, stages, s, c)] = s;
-      }
+      const std::uint32_t k = parallel::chunk_position(shape, stages, s, c);
+      stage_of[k] = dual ? std::min(k, positions - 1 - k) : s;
     }
   }
   const model::Transformer& m = plan.transformer;
+  const model::Degrees degrees{.tensor = config.tensor_parallel,
+                               .data = config.data_parallel.degree,
+                               .expert = config.expert_parallel};
+  if (m.heads % degrees.tensor != 0) {
+    root.at("parallelism")
+        .at("tensor_parallel")
+        .fail(fmt::format("{} attention heads do not split over {} tensor-parallel ranks", m.heads,
+                          degrees.tensor));
+  }
+  // Each unit's time on one stage's GPU, with its tensor-parallel collectives priced as the
+  // simulation will (the network is placed later): NCCL over the slowest GPU's scale-up link,
+  // the oldest generation, NVLS only if every GPU has it.
+  double collective = 0;
+  if (config.tensor_parallel > 1 && all_timed) {
+    parallel::NcclNetwork link;
+    link.overhead = parallel::kNcclCallOverhead;
+    for (std::uint32_t s = 0; s < stages; ++s) {
+      const model::DeviceSpec& gpu = device(s);
+      link.intra.bandwidth =
+          s == 0 ? gpu.link_bandwidth : std::min(link.intra.bandwidth, gpu.link_bandwidth);
+      link.generation = s == 0 ? gpu.generation : std::min(link.generation, gpu.generation);
+      link.nvls = (s == 0 || link.nvls) && gpu.nvls;
+      if (gpu.scale_up == ScaleUp::Pcie) link.scale_up = ScaleUp::Pcie;
+    }
+    if (link.intra.bandwidth > 0) {
+      const double bytes = 2.0 * plan.training.micro_batch_size * m.sequence * m.hidden;
+      collective =
+          static_cast<double>(tensor_parallel_collective(link, config.tensor_parallel,
+                                                         plan.training.sequence_parallel, bytes)
+                                  .time) /
+          1e9;
+    }
+  }
+  const auto unit_seconds = [&](std::uint32_t s) {
+    return model::unit_seconds(m, plan.training, degrees, device(s), collective);
+  };
   std::vector<model::LayerRange> split;
   try {
-    if (!layers || (layers->value().is_string() && layers->as_string() == "balanced")) {
-      split = model::balanced_split(m.layers, positions);
-    } else if (layers->value().is_string()) {
-      if (layers->as_string() != "fastest") {
-        layers->fail_expected("\"balanced\", \"fastest\" or an array of layers per position");
-      }
-      plan.split = "fastest";
-      // One layer's time on each stage's GPU, once per stage (its chunks share it).
-      std::vector<double> per_stage(stages);
-      for (std::uint32_t s = 0; s < stages; ++s) {
-        const model::DeviceSpec& gpu = device(s);
-        per_stage[s] = model::layer_seconds(m, plan.training, config.tensor_parallel, gpu,
-                                            config.expert_parallel);
-        // Each layer also waits for its tensor-parallel all-reduces (two in F, two in B),
-        // here over the GPU's own scale-up link, as NCCL prices them.
-        if (config.tensor_parallel > 1 && gpu.link_bandwidth > 0) {
-          const double bytes = 2.0 * plan.training.micro_batch_size * m.sequence * m.hidden;
-          parallel::NcclNetwork link;
-          link.intra = {0, gpu.link_bandwidth};
-          link.scale_up = gpu.scale_up;
-          link.generation = gpu.generation;
-          link.nvls = gpu.nvls;
-          link.overhead = parallel::kNcclCallOverhead;
-          const TimeNs one = tensor_parallel_collective(link, config.tensor_parallel,
-                                                        plan.training.sequence_parallel, bytes)
-                                 .time;
-          per_stage[s] += 4 * static_cast<double>(one) / 1e9;
+    if (!layers || layers->value().is_string()) {
+      plan.split = layers ? layers->as_string() : "even";
+      if (plan.split == "even") {
+        split = model::even_split(m.layers, positions);
+      } else if (plan.split == "balanced") {
+        // Every stage on one GPU: the first stage's with one (without any, each unit counts
+        // as one).
+        model::UnitSeconds one{
+            .embedding = 1, .layers = std::vector<double>(m.layers, 1.0), .head = 1};
+        const auto timed = std::find(plan.timed.begin(), plan.timed.end(), true);
+        if (timed != plan.timed.end()) {
+          one = unit_seconds(static_cast<std::uint32_t>(timed - plan.timed.begin()));
         }
+        split = model::balanced_split(std::vector<model::UnitSeconds>(stages, one), stage_of);
+      } else if (plan.split == "fastest") {
+        if (!all_timed) {
+          layers->fail(
+              "the fastest split needs a GPU on every stage (/device, or a device type's "
+              "preset)");
+        }
+        // Each stage on its own GPU (derived once per device type).
+        std::vector<model::UnitSeconds> gpus(stages);
+        std::map<std::string, std::uint32_t> first_of_type;
+        for (std::uint32_t s = 0; s < stages; ++s) {
+          const auto [it, fresh] = first_of_type.try_emplace(config.devices[s].type, s);
+          gpus[s] = fresh || config.devices[s].type.empty() ? unit_seconds(s) : gpus[it->second];
+        }
+        if (dual) {
+          // Pair s runs on devices s and p - 1 - s: each unit at the slower one's seconds.
+          for (std::uint32_t s = 0; s < stages / 2; ++s) {
+            const model::UnitSeconds& other = gpus[stages - 1 - s];
+            model::UnitSeconds& pair = gpus[s];
+            pair.embedding = std::max(pair.embedding, other.embedding);
+            pair.head = std::max(pair.head, other.head);
+            for (std::size_t l = 0; l < pair.layers.size(); ++l) {
+              pair.layers[l] = std::max(pair.layers[l], other.layers[l]);
+            }
+          }
+        }
+        split = model::balanced_split(gpus, stage_of);
+      } else {
+        layers->fail_expected(
+            "\"even\", \"balanced\", \"fastest\" or an array of layers per position");
       }
-      std::vector<double> seconds(positions);
-      for (std::uint32_t k = 0; k < positions; ++k) seconds[k] = per_stage[device_of[k]];
-      split = model::fastest_split(m.layers, seconds, device_of, stages);
     } else {
       plan.split = "explicit";
       if (layers->array_size() != positions) {
@@ -497,15 +544,6 @@ void derive_model_costs(const JsonCursor& root, Config& config,
                           positions, e.what()));
   }
 
-  const model::Degrees degrees{.tensor = config.tensor_parallel,
-                               .data = config.data_parallel.degree,
-                               .expert = config.expert_parallel};
-  if (m.heads % degrees.tensor != 0) {
-    root.at("parallelism")
-        .at("tensor_parallel")
-        .fail(fmt::format("{} attention heads do not split over {} tensor-parallel ranks", m.heads,
-                          degrees.tensor));
-  }
   plan.positions.clear();
   plan.positions.reserve(std::size_t{stages} * chunks);
   for (std::uint32_t s = 0; s < stages; ++s) {

@@ -49,9 +49,13 @@ void string_or_null(JsonWriter& w, std::string_view key, std::string_view text) 
 
 void write_model(JsonWriter& w, const ModelPlan& plan, const std::optional<Throughput>& achieved) {
   w.begin_object();
+  number_or_null(w, "flops_per_token",
+                 achieved ? std::optional<double>(achieved->flops_per_token) : std::nullopt);
   w.field("global_batch_size", plan.training.global_batch_size);
   w.field("gpus", achieved ? achieved->gpus : 0);
   w.field("layers", plan.transformer.layers);
+  number_or_null(w, "mfu_peak_tflops",
+                 achieved ? std::optional<double>(achieved->peak_tflops) : std::nullopt);
   w.field("micro_batch_size", plan.training.micro_batch_size);
   w.field("parameters", plan.transformer.parameters());
   w.field("precision", model::to_string(plan.training.precision));

@@ -263,9 +263,13 @@ std::string format_summary(const Config& config, const EventGraph& graph,
   }
   if (const std::optional<Throughput> t = throughput(config, metrics.iteration_time)) {
     line("throughput",
-         fmt::format("{:.0f} tokens/s, {:.1f} TFLOP/s per GPU (model FLOPs){}", t->tokens_per_s,
-                     t->model_tflops_per_gpu,
-                     std::isfinite(t->mfu) ? fmt::format(", MFU {:.1f}%", t->mfu * 100) : ""));
+         fmt::format(
+             "{:.0f} tokens/s, {:.1f} TFLOP/s per GPU (model FLOPs){}", t->tokens_per_s,
+             t->model_tflops_per_gpu,
+             std::isfinite(t->mfu)
+                 ? fmt::format(", MFU {:.1f}% of {:.1f} TFLOP/s {} dense", t->mfu * 100,
+                               t->peak_tflops, model::to_string(config.model->training.precision))
+                 : ""));
   }
   line("bubble ratio", fmt::format("{:.2f}%", metrics.bubble_ratio * 100));
   line("critical path", fmt::format("{} tasks", metrics.critical_path.size()));

@@ -337,11 +337,12 @@ void read_pipeline(const Job& job, detail::ImportedRun& run, ImportResult& resul
         "interleaved-1f1b");
   }
   std::uint32_t chunks = schedule->multi ? 2 : 1;
+  const std::int64_t input_weight =
+      job.integer("parallelism", "pipeline_parallel_first_stage_less_layers", 0).value_or(1);
+  const std::int64_t output_weight =
+      job.integer("parallelism", "pipeline_parallel_last_stage_less_layers", 0).value_or(1);
+  const std::int64_t units = std::int64_t{run.shape.layers} + input_weight + output_weight;
   if (auto per_stage = job.integer("parallelism", "pipeline_parallel_layers_per_stage", 1)) {
-    const std::int64_t units =
-        std::int64_t{run.shape.layers} +
-        job.integer("parallelism", "pipeline_parallel_first_stage_less_layers", 0).value_or(1) +
-        job.integer("parallelism", "pipeline_parallel_last_stage_less_layers", 0).value_or(1);
     const std::int64_t stages = (units + *per_stage - 1) / *per_stage;
     if (stages % run.pipeline_parallel != 0) {
       job.fail(
@@ -352,6 +353,31 @@ void read_pipeline(const Job& job, detail::ImportedRun& run, ImportResult& resul
     chunks = static_cast<std::uint32_t>(stages / run.pipeline_parallel);
   }
   run.chunks = chunks;
+  // A custom split (module_fqns_per_model_part) is the user's to write (a warning says so).
+  if (job.at("parallelism", "module_fqns_per_model_part")) return;
+  // torchtitan's split (_generate_llm_fqn_per_model_part): the embedding and the head weigh
+  // input_weight and output_weight layers, the units are shared evenly with the earlier
+  // stages taking the spare ones, and the last takes what layers remain.
+  const std::int64_t positions = std::int64_t{run.pipeline_parallel} * chunks;
+  const std::int64_t per = units / positions;
+  if (per == 0 || input_weight > per || output_weight > per) {
+    job.fail(fmt::format(
+        "[parallelism] {} layers with pipeline_parallel_first_stage_less_layers {} and "
+        "pipeline_parallel_last_stage_less_layers {} do not split over {} stages: torchtitan "
+        "needs each stage to hold at least as many units as each weight",
+        run.shape.layers, input_weight, output_weight, positions));
+  }
+  std::vector<std::uint32_t> split(static_cast<std::size_t>(positions));
+  std::int64_t left = run.shape.layers;
+  for (std::int64_t k = 0; k < positions; ++k) {
+    std::int64_t take = per + (k < units % positions ? 1 : 0);
+    if (k == 0) take -= input_weight;
+    if (k + 1 == positions) take -= output_weight;
+    take = std::min(take, left);
+    split[static_cast<std::size_t>(k)] = static_cast<std::uint32_t>(take);
+    left -= take;
+  }
+  run.layers = detail::unless_even(std::move(split));
 }
 
 void read_recompute(const Job& job, detail::ImportedRun& run, ImportResult& result) {

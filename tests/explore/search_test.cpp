@@ -43,11 +43,11 @@ std::string error_of(const std::function<void()>& f) {
 TEST(Search, DefaultsComeFromTheModelAndCluster) {
   const Search search = parse_search(
       search_document(R"({"H100": {"preset": "h100-sxm", "count": 8}})", "{}"), {"H100"}, "s.json");
-  // Depths dividing 8 layers, TP powers of two up to 8 dividing 8 heads.
-  EXPECT_EQ(search.space.pipeline, (std::vector<std::uint32_t>{1, 2, 4, 8}));
+  // Depths up to 8 layers (and 32), TP powers of two up to 8 dividing 8 heads.
+  EXPECT_EQ(search.space.pipeline, (std::vector<std::uint32_t>{1, 2, 3, 4, 5, 6, 7, 8}));
   EXPECT_EQ(search.space.tensor_parallel, (std::vector<std::uint32_t>{1, 2, 4, 8}));
   EXPECT_EQ(search.space.recompute, (std::vector<std::string>{"none", "selective", "full"}));
-  EXPECT_EQ(search.space.layers, (std::vector<std::string>{"balanced"}));
+  EXPECT_EQ(search.space.layers, (std::vector<std::string>{"even"}));
   EXPECT_EQ(search.global_batch_size, 16u);
   ASSERT_EQ(search.gpus.size(), 1u);
   EXPECT_EQ(search.gpus[0].capacity, 80e9);

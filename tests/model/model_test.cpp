@@ -1,4 +1,5 @@
 #include <cmath>
+#include <limits>
 #include <string_view>
 #include <vector>
 
@@ -6,6 +7,7 @@
 
 #include "perflow/model/derive.hpp"
 #include "perflow/model/device_spec.hpp"
+#include "perflow/model/layer_split.hpp"
 #include "perflow/model/operators.hpp"
 #include "perflow/model/transformer.hpp"
 
@@ -27,11 +29,23 @@ TEST(Transformer, Gpt3Parameters) {
   EXPECT_NEAR(llama.parameters() / 1e9, 70.55, 0.01);  // Meta: "70B"
 }
 
-// Forward FLOPs per sample: 24 s h^2 L (1 + s / 6h) + 2 s h V (Narayanan et al. 2021).
-TEST(Transformer, ForwardFlopsFollowTheSc21Formula) {
+// Forward FLOPs per sample as Megatron-LM counts them: 24 s h^2 L (1 + s / 12h) + 2 s h V, the
+// SC'21 formula (Narayanan et al. 2021: 1 + s / 6h) with causal attention's half square.
+TEST(Transformer, ForwardFlopsAreMegatronLms) {
   const double s = 2048, h = 12288, l = 96, v = 51200;
   EXPECT_DOUBLE_EQ(gpt3().forward_flops_per_sample(),
-                   24 * s * h * h * l * (1 + s / (6 * h)) + 2 * s * h * v);
+                   24 * s * h * h * l * (1 + s / (12 * h)) + 2 * s * h * v);
+  // Llama 3 70B at 8192 tokens, per token and step (x 3) as num_floating_point_operations
+  // gives it: 6 h (3 f L) + 6 (h (q + 2 kv) + q h) L + 6 h V + 6 q s L with q = h = 8192,
+  // kv = 1024, f = 28672, V = 128256, L = 80: 338.2 + 72.5 + 6.3 + 32.2 = 449.2 GFLOP.
+  Transformer llama = find_model_preset("llama3-70b")->model;
+  llama.sequence = 8192;
+  const double per_token = 3 * llama.forward_flops_per_sample() / 8192;
+  const double expected = 6.0 * 8192 * 3 * 28672 * 80 +
+                          6.0 * (8192.0 * (8192 + 2048) + 8192.0 * 8192) * 80 +
+                          6.0 * 8192 * 128256 + 6.0 * 8192 * 8192 * 80;
+  EXPECT_DOUBLE_EQ(per_token, expected);
+  EXPECT_NEAR(per_token / 1e9, 449.2, 0.05);
 }
 
 double gemm_flops(const std::vector<Operator>& ops, Pass pass) {
@@ -245,35 +259,193 @@ TEST(Derive, FitsGemmEfficiencyToMeasurements) {
   EXPECT_FALSE(fit_gemm_max(std::vector<Observation>{{0, 5, 5}}, 0.7).has_value());
 }
 
-TEST(Split, BalancedCountsEmbeddingAndHead) {
-  const auto split = balanced_split(10, 4);  // 12 units: 3 each
-  ASSERT_EQ(split.size(), 4u);
-  EXPECT_EQ(split[0].count, 2u);
-  EXPECT_TRUE(split[0].embedding);
-  EXPECT_EQ(split[1].first, 2u);
-  EXPECT_EQ(split[1].count, 3u);
-  EXPECT_EQ(split[3].count, 2u);
-  EXPECT_TRUE(split[3].head);
-  EXPECT_FALSE(split[2].head);
-  const auto uneven = balanced_split(11, 4);  // 13 units: 4 3 3 3
-  EXPECT_EQ(uneven[0].count, 3u);
-  EXPECT_EQ(uneven[3].count, 2u);
-  EXPECT_THROW((void)balanced_split(1, 4), std::invalid_argument);
+std::vector<std::uint32_t> counts_of(const std::vector<LayerRange>& split) {
+  std::vector<std::uint32_t> counts;
+  for (const LayerRange& r : split) counts.push_back(r.count);
+  return counts;
 }
 
-TEST(Split, FastestGivesTheFasterDeviceMore) {
-  // Device 1 is twice as slow: of 12 units it gets 4, device 0 gets 8.
-  const std::vector<double> seconds = {1, 2};
-  const std::vector<std::uint32_t> device_of = {0, 1};
-  const auto split = fastest_split(10, seconds, device_of, 2);
-  EXPECT_EQ(split[0].count, 7u);
-  EXPECT_EQ(split[1].count, 3u);
+TEST(Split, EvenIsMegatronLms) {
+  // Divisible: the same count everywhere, the embedding and head riding along.
+  const auto split = even_split(96, 8);
+  EXPECT_EQ(counts_of(split), std::vector<std::uint32_t>(8, 12));
+  EXPECT_TRUE(split[0].embedding);
+  EXPECT_FALSE(split[0].head);
+  EXPECT_TRUE(split[7].head);
+  EXPECT_EQ(split[3].first, 36u);
+  EXPECT_EQ(counts_of(even_split(128, 64)), std::vector<std::uint32_t>(64, 2));  // GPT 1T
+  // Not divisible but layers + 2 is: one fewer on the first and last (Llama 3.1 405B).
+  std::vector<std::uint32_t> llama(16, 8);
+  llama.front() = llama.back() = 7;
+  EXPECT_EQ(counts_of(even_split(126, 16)), llama);
+  EXPECT_EQ(counts_of(even_split(10, 4)), (std::vector<std::uint32_t>{2, 3, 3, 2}));
+  // Neither: 13 units as evenly as they go, the first taking the spare one (torchtitan's).
+  EXPECT_EQ(counts_of(even_split(11, 4)), (std::vector<std::uint32_t>{3, 3, 3, 2}));
+  // DeepSeek-V3's 61 layers on 32 positions: 63 units, the last holds the head alone.
+  const auto deepseek = even_split(61, 32);
+  EXPECT_EQ(deepseek[0].count, 1u);
+  EXPECT_EQ(deepseek[30].count, 2u);
+  EXPECT_EQ(deepseek[31].count, 0u);
+  EXPECT_TRUE(deepseek[31].head);
+  // The embedding and the head alone on a position count as holding something.
+  const auto tiny = even_split(2, 4);
+  EXPECT_EQ(counts_of(tiny), (std::vector<std::uint32_t>{0, 1, 1, 0}));
+  EXPECT_TRUE(tiny[0].embedding);
+  EXPECT_TRUE(tiny[3].head);
+  EXPECT_THROW((void)even_split(1, 4), std::invalid_argument);
+  EXPECT_THROW((void)even_split(10, 0), std::invalid_argument);
+}
+
+UnitSeconds uniform_units(std::uint32_t layers, double embedding, double layer, double head) {
+  return {.embedding = embedding, .layers = std::vector<double>(layers, layer), .head = head};
+}
+
+std::vector<std::uint32_t> one_each(std::uint32_t stages) {
+  std::vector<std::uint32_t> stage_of(stages);
+  for (std::uint32_t s = 0; s < stages; ++s) stage_of[s] = s;
+  return stage_of;
+}
+
+TEST(Split, BalancedMinimisesTheSlowestStage) {
+  // By hand: 32 layers of 1 s, an embedding of 0.1 s and a head of 3 s on 4 stages. Even
+  // (8 each) puts 11 s on the last. Below 9 s at most 8 + 8 + 8 + 5 = 29 layers fit; at 9 s
+  // exactly 8 (8.1 s) + 9 + 9 + 6 (+ the head: 9 s) = 32.
+  const std::vector<UnitSeconds> four(4, uniform_units(32, 0.1, 1, 3));
+  const auto split = balanced_split(four, one_each(4));
+  EXPECT_EQ(counts_of(split), (std::vector<std::uint32_t>{8, 9, 9, 6}));
+  EXPECT_DOUBLE_EQ(slowest_stage(split, four, one_each(4)), 9.0);
+  EXPECT_DOUBLE_EQ(slowest_stage(even_split(32, 4), four, one_each(4)), 11.0);
+  // When the even split is as fast, it is the even split: GPT 1T's 2 layers per stage.
+  const std::vector<UnitSeconds> light(64, uniform_units(128, 0.1, 1, 0.8));
+  EXPECT_EQ(counts_of(balanced_split(light, one_each(64))), std::vector<std::uint32_t>(64, 2));
+  // Many splits as fast: a head of 5 s alone on the last stage bounds it; the other three
+  // share 8 layers with the slack spread (2 3 3), not piled on one (2 2 4).
+  const std::vector<UnitSeconds> heavy(4, uniform_units(8, 0.1, 1, 5));
+  const auto slack = balanced_split(heavy, one_each(4));
+  EXPECT_EQ(counts_of(slack), (std::vector<std::uint32_t>{2, 3, 3, 0}));
+  EXPECT_TRUE(slack[3].head);
+  EXPECT_DOUBLE_EQ(slowest_stage(slack, heavy, one_each(4)), 5.0);
+  const std::vector<UnitSeconds> empty(4, uniform_units(1, 1, 1, 1));
+  EXPECT_THROW((void)balanced_split(empty, one_each(4)), std::invalid_argument);
+  // Interleaved, 2 stages x 2 chunks (stage 0 holds positions 0 and 2): a stage runs both
+  // chunks, so its load counts: 0.1 + n0 and 3 + (32 - n0), at best 17.1 s and 18 s with 17
+  // layers on stage 0 (8 + 9, the spare one on the chunk without the embedding) and 15 on
+  // stage 1 (8 + 7, the spare one away from the head). Even: 16.1 s and 19 s.
+  const std::vector<UnitSeconds> two(2, uniform_units(32, 0.1, 1, 3));
+  const std::vector<std::uint32_t> interleaved = {0, 1, 0, 1};
+  const auto chunks = balanced_split(two, interleaved);
+  EXPECT_DOUBLE_EQ(slowest_stage(chunks, two, interleaved), 18.0);
+  EXPECT_DOUBLE_EQ(slowest_stage(even_split(32, 4), two, interleaved), 19.0);
+  EXPECT_EQ(counts_of(chunks), (std::vector<std::uint32_t>{8, 8, 9, 7}));
+}
+
+TEST(Split, FastestGivesTheFasterGpuMore) {
+  // Stage 1's GPU is twice as slow: of 12 equal units it gets 4, stage 0 gets 8 (8 s each).
+  const std::vector<UnitSeconds> gpus = {uniform_units(10, 1, 1, 1), uniform_units(10, 2, 2, 2)};
+  const auto split = balanced_split(gpus, one_each(2));
+  EXPECT_EQ(counts_of(split), (std::vector<std::uint32_t>{7, 3}));
   EXPECT_TRUE(split[1].head);
-  // Two chunks per device (V shape: device 0 holds positions 0 and 3).
-  const std::vector<double> v = {1, 1, 1, 1};
-  const std::vector<std::uint32_t> v_devices = {0, 1, 1, 0};
-  const auto vs = fastest_split(10, v, v_devices, 2);
-  EXPECT_EQ(vs[0].count + vs[3].count + 2, vs[1].count + vs[2].count);
+  // Two chunks per stage (V shape: stage 0 holds positions 0 and 3): equal GPUs, equal units.
+  const std::vector<UnitSeconds> same = {uniform_units(10, 1, 1, 1), uniform_units(10, 1, 1, 1)};
+  EXPECT_EQ(counts_of(balanced_split(same, std::vector<std::uint32_t>{0, 1, 1, 0})),
+            (std::vector<std::uint32_t>{2, 3, 3, 2}));
+  // Interleaved on a fast and a slow stage: 1 + n0 and 2 (2 + n1) at best 8 s each with 7
+  // layers on the fast one (3 + 4) and 3 on the slow one (2 + 1, the head's chunk lighter).
+  const std::vector<std::uint32_t> interleaved = {0, 1, 0, 1};
+  const auto mixed = balanced_split(gpus, interleaved);
+  EXPECT_DOUBLE_EQ(slowest_stage(mixed, gpus, interleaved), 8.0);
+  EXPECT_EQ(counts_of(mixed), (std::vector<std::uint32_t>{3, 2, 4, 1}));
+}
+
+// The slowest stage of the best split by trying every split (small sizes only).
+double brute_force_slowest(const std::vector<UnitSeconds>& stages,
+                           const std::vector<std::uint32_t>& stage_of) {
+  const std::size_t units = stages[0].layers.size() + 2;
+  const std::size_t positions = stage_of.size();
+  double best = std::numeric_limits<double>::infinity();
+  std::vector<std::uint32_t> held(positions, 0);
+  // Each position's unit count, at least one, adding up to the units.
+  const auto search = [&](auto&& self, std::size_t k, std::size_t left) -> void {
+    if (k + 1 == positions) {
+      held[k] = static_cast<std::uint32_t>(left);
+      std::vector<std::uint32_t> counts(positions);
+      for (std::size_t i = 0; i < positions; ++i) {
+        counts[i] = held[i] - (i == 0 ? 1 : 0) - (i + 1 == positions ? 1 : 0);
+      }
+      best = std::min(best, slowest_stage(explicit_split(counts), stages, stage_of));
+      return;
+    }
+    for (std::size_t n = 1; n + (positions - 1 - k) <= left; ++n) {
+      held[k] = static_cast<std::uint32_t>(n);
+      self(self, k + 1, left - n);
+    }
+  };
+  search(search, 0, units);
+  return best;
+}
+
+TEST(Split, BalancedIsOptimalAndNeverSlowerThanEven) {
+  // A grid of shapes on one GPU kind or two: uneven layers (dense and MoE-like) with one
+  // position a stage, equal layers a stage with several (the greedy is exact for those);
+  // light or heavy embeddings and heads.
+  std::uint64_t state = 12345;
+  const auto next = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return 0.25 + static_cast<double>(state >> 40) / static_cast<double>(1ull << 24) * 3;
+  };
+  int checked = 0;
+  for (std::uint32_t layers = 1; layers <= 9; ++layers) {
+    for (std::uint32_t positions = 1; positions <= std::min(layers + 2, 6u); ++positions) {
+      for (std::uint32_t chunks = 1; chunks <= 2; ++chunks) {
+        if (positions % chunks != 0) continue;
+        const std::uint32_t stages = positions / chunks;
+        std::vector<UnitSeconds> costs(stages);
+        for (UnitSeconds& g : costs) {
+          g.embedding = next() / 4;
+          g.head = next();
+          const double layer = next();
+          for (std::uint32_t l = 0; l < layers; ++l)
+            g.layers.push_back(chunks == 1 ? next() : layer);
+        }
+        std::vector<std::uint32_t> stage_of(positions);
+        for (std::uint32_t k = 0; k < positions; ++k) stage_of[k] = k % stages;
+        const auto split = balanced_split(costs, stage_of);
+        ASSERT_EQ(split.size(), positions);
+        const double slowest = slowest_stage(split, costs, stage_of);
+        EXPECT_NEAR(slowest, brute_force_slowest(costs, stage_of), 1e-9)
+            << layers << " layers on " << stages << " stages x " << chunks;
+        try {
+          EXPECT_LE(slowest, slowest_stage(even_split(layers, positions), costs, stage_of));
+        } catch (const std::invalid_argument&) {
+          // No even split of this shape.
+        }
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 4 + 6 + 7 + 6 * 9);  // (positions, chunks) per layer count
+}
+
+TEST(Split, UnitSecondsAreThePositionsCosts) {
+  // A position's time is the sum of its units': the embedding, its layers and the head.
+  const Training training{.micro_batch_size = 1, .precision = Precision::Bf16};
+  const DeviceSpec& h100 = find_device_preset("h100-sxm")->spec;
+  const Transformer& m = gpt3();
+  const UnitSeconds units = unit_seconds(m, training, {.tensor = 8}, h100);
+  ASSERT_EQ(units.layers.size(), 96u);
+  const PositionCosts first = derive_position(m, training, {.tensor = 8}, h100,
+                                              {.first = 0, .count = 12, .embedding = true});
+  const double seconds =
+      (first.forward_ns + first.backward_ns + first.weight_ns + first.recompute_ns) / 1e9;
+  EXPECT_NEAR(units.embedding + 12 * units.layers[0], seconds, 1e-12 * seconds);
+  EXPECT_LT(units.embedding, units.layers[0]);
+  EXPECT_GT(units.head, units.embedding);
+  // Each tensor-parallel collective adds its seconds twice (F and B): two per layer, one for
+  // the embedding.
+  const UnitSeconds waiting = unit_seconds(m, training, {.tensor = 8}, h100, 0.001);
+  EXPECT_NEAR(waiting.layers[5] - units.layers[5], 0.004, 1e-12);
+  EXPECT_NEAR(waiting.embedding - units.embedding, 0.002, 1e-12);
+  EXPECT_NEAR(waiting.head - units.head, 0.0, 1e-12);
 }
 
 // A small MoE shape for hand computation: h = 8, multi-head (2 heads of 4, so K and V are 8
@@ -316,16 +488,17 @@ TEST(MixtureOfExperts, Parameters) {
   EXPECT_EQ(m.parameters(), 8136);
 }
 
-// Per sample (s = 4): a dense layer 2 s (256 + 768) = 8192 GEMM FLOPs + attention 4 s^2 h =
-// 512, so 8704; a MoE layer 2 s (256 + router 32 + (k + S) 3 h f_e = 3 x 384) = 2 x 4 x 1440 =
-// 11520, + 512 = 12032; the LM head 2 s h V = 6400. 2 x 8704 + 2 x 12032 + 6400 = 47872.
-// The imbalance and the capacity factor do not change model FLOPs.
+// Per sample (s = 4): a dense layer 2 s (256 + 768) = 8192 GEMM FLOPs + causal attention
+// 2 s^2 h = 256, so 8448; a MoE layer 2 s (256 + (k + S) 3 h f_e = 3 x 384) = 2 x 4 x 1408 =
+// 11264 (no router, as Megatron-LM counts), + 256 = 11520; the LM head 2 s h V = 6400.
+// 2 x 8448 + 2 x 11520 + 6400 = 46336. The imbalance and the capacity factor do not change
+// model FLOPs.
 TEST(MixtureOfExperts, ForwardFlopsCountTheActiveExperts) {
   Transformer m = small_moe();
-  EXPECT_EQ(m.forward_flops_per_sample(), 47872);
+  EXPECT_EQ(m.forward_flops_per_sample(), 46336);
   m.expert_imbalance = 2;
   m.capacity_factor = 1.5;
-  EXPECT_EQ(m.forward_flops_per_sample(), 47872);
+  EXPECT_EQ(m.forward_flops_per_sample(), 46336);
 }
 
 // Micro batch 3: T = 12 tokens. The MoE operators of one layer (t = 1): the router 2 T h E =
@@ -476,7 +649,8 @@ TEST(MixtureOfExperts, NoExpertsIsTheDenseModel) {
       EXPECT_EQ(a.operators[i].seconds, b.operators[i].seconds);
     }
   }
-  EXPECT_EQ(layer_seconds(zero, training, 2, h100, 4), layer_seconds(dense, training, 2, h100));
+  EXPECT_EQ(unit_seconds(zero, training, {.tensor = 2, .data = 4, .expert = 4}, h100).layers,
+            unit_seconds(dense, training, {.tensor = 2, .data = 4}, h100).layers);
 }
 
 // DeepSeek-V3: 3 dense layers (4h^2 + 3 h 18432 + 2h = 601,896,960), 58 MoE layers

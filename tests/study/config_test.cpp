@@ -691,7 +691,7 @@ std::vector<nlohmann::json> bad_values(const detail::Field& f) {
     case K::DevicePreset:
       return {"nope", 1};
     case K::LayerSplit:
-      return {"even", nlohmann::json::array({1, 2})};
+      return {"uneven", nlohmann::json::array({1, 2})};
     case K::Boolean:
       return {1, "true"};
     case K::Integer:
@@ -934,27 +934,29 @@ TEST(ModelConfig, DerivesCostsMemoryAndTraffic) {
   EXPECT_EQ(m.kv_heads, 16u);  // a multi-head preset's kv_heads follow the heads given
   const auto& positions = c.model->positions;
   ASSERT_EQ(positions.size(), 4u);
-  // 8 layers + embedding + head = 10 units over 4 stages: 3 3 2 2.
+  // The default split: 8 layers over 4 stages, 2 each (Megatron-LM's).
   EXPECT_EQ(positions[0].layers.count, 2u);
   EXPECT_TRUE(positions[0].layers.embedding);
-  EXPECT_EQ(positions[1].layers.count, 3u);
-  EXPECT_EQ(positions[3].layers.count, 1u);
+  EXPECT_EQ(positions[1].layers.count, 2u);
+  EXPECT_EQ(positions[1].layers.first, 2u);
+  EXPECT_EQ(positions[3].layers.count, 2u);
+  EXPECT_TRUE(positions[3].layers.head);
   const model::PositionCosts expected =
       model::derive_position(m, c.model->training, {.tensor = 2, .data = 4},
                              model::find_device_preset("h100-sxm")->spec, positions[1].layers);
-  // F and B also wait for their tensor-parallel all-reduces: 2 per layer, 3 layers, each of
+  // F and B also wait for their tensor-parallel all-reduces: 2 per layer, 2 layers, each of
   // 2 x 2 x 512 x 1024 bytes over 2 ranks on NVLink (the preset's 450 GB/s), priced as NCCL
   // does: the Simple ring, 8.4 + 2 x 3.4 us + 2097152 B / (450 x 20.6 / 25 GB/s) = 20.856 us
   // (LL 22.7, LL128 23.9, NVLS 32.6), plus the 20 us call overhead.
-  ASSERT_EQ(expected.tp_allreduces, 6u);
+  ASSERT_EQ(expected.tp_allreduces, 4u);
   EXPECT_EQ(c.collectives, "nccl");
   ASSERT_TRUE(c.tensor_parallel_nccl.has_value());
   const parallel::CollectiveChoice one = parallel::nccl_collective_time(
       parallel::Collective::AllReduce, 2.0 * 2 * 512 * 1024, 2, *c.tensor_parallel_nccl);
   EXPECT_EQ(one.algorithm, parallel::CollectiveAlgorithm::Ring);
   EXPECT_EQ(one.protocol, parallel::CollectiveProtocol::Simple);
-  const TimeNs tp = 6 * one.time;
-  EXPECT_EQ(tp, 6 * 40856);
+  const TimeNs tp = 4 * one.time;
+  EXPECT_EQ(tp, 4 * 40856);
   EXPECT_EQ(c.costs.at(StageId{1}, 0).forward, std::llround(expected.forward_ns) + tp);
   EXPECT_EQ(c.costs.at(StageId{1}, 0).backward, std::llround(expected.backward_ns) + tp);
   EXPECT_EQ(c.costs.at(StageId{1}, 0).weight, std::llround(expected.weight_ns));
@@ -983,6 +985,54 @@ TEST(ModelConfig, DerivesCostsMemoryAndTraffic) {
   EXPECT_DOUBLE_EQ(t->tokens_per_s, 64.0 * 512);
   EXPECT_DOUBLE_EQ(t->model_tflops_per_gpu, 3 * m.forward_flops_per_sample() * 64 / 32 / 1e12);
   EXPECT_DOUBLE_EQ(t->mfu, t->model_tflops_per_gpu * 1e12 / 989.4e12);
+}
+
+// /pipeline/layers by name: "even" by default; "balanced" weighs each unit's time on the GPU,
+// so a head with a large vocabulary takes layers off the last stage, and its slowest stage is
+// never slower than even's; "fastest" needs a GPU on every stage.
+TEST(ModelConfig, LayerSplitsByName) {
+  auto doc = model_config();
+  doc["model"]["layers"] = 16;
+  doc["model"]["vocab"] = 256000;  // the head weighs about two layers
+  const Config even = parse_config(doc, "cfg.json");
+  EXPECT_EQ(even.model->split, "even");
+  for (const auto& p : even.model->positions) EXPECT_EQ(p.layers.count, 4u);
+  doc["pipeline"]["layers"] = "balanced";
+  const Config balanced = parse_config(doc, "cfg.json");
+  EXPECT_EQ(balanced.model->split, "balanced");
+  ASSERT_EQ(balanced.model->positions.size(), 4u);
+  EXPECT_LT(balanced.model->positions[3].layers.count, 4u);
+  std::uint32_t layers = 0;
+  const auto stage_ns = [](const Config& c, std::uint32_t s) {
+    const parallel::TaskCosts& t = c.costs.at(StageId{s}, 0);
+    return t.forward + t.backward + t.weight;
+  };
+  TimeNs slowest_even = 0;
+  TimeNs slowest_balanced = 0;
+  for (std::uint32_t s = 0; s < 4; ++s) {
+    layers += balanced.model->positions[s].layers.count;
+    slowest_even = std::max(slowest_even, stage_ns(even, s));
+    slowest_balanced = std::max(slowest_balanced, stage_ns(balanced, s));
+  }
+  EXPECT_EQ(layers, 16u);
+  EXPECT_LT(slowest_balanced, slowest_even);
+  // One GPU type: fastest is balanced.
+  doc["pipeline"]["layers"] = "fastest";
+  const Config fastest = parse_config(doc, "cfg.json");
+  for (std::uint32_t s = 0; s < 4; ++s) {
+    EXPECT_EQ(fastest.model->positions[s].layers.count, balanced.model->positions[s].layers.count);
+  }
+  // DualPipe: device 0 runs positions 0 and 3 (the embedding and the head), device 1
+  // positions 1 and 2; balanced weighs each pair as one load, so device 0 holds fewer layers.
+  doc["pipeline"] = {
+      {"schedule", "dualpipe"}, {"stages", 4}, {"chunks", 2}, {"layers", "balanced"}};
+  const Config dual = parse_config(doc, "cfg.json");
+  ASSERT_EQ(dual.model->positions.size(), 8u);  // stage x chunk
+  const auto& d = dual.model->positions;
+  EXPECT_TRUE(d[0].layers.embedding);
+  EXPECT_TRUE(d[1].layers.head);
+  EXPECT_EQ(d[0].layers.count + d[1].layers.count + d[2].layers.count + d[3].layers.count, 16u);
+  EXPECT_LT(d[0].layers.count + d[1].layers.count, d[2].layers.count + d[3].layers.count);
 }
 
 // Changing the schedule or the chunks never changes the model: the total work per step of
@@ -1082,9 +1132,9 @@ TEST(ModelConfig, MixtureOfExpertsReachesTheDerivation) {
   EXPECT_EQ(m.expert_load(), 1);
   const auto& positions = c.model->positions;
   ASSERT_EQ(positions.size(), 4u);
-  // Position 0 holds the dense layers 0-1, position 1 the MoE layers 2-4.
+  // Position 0 holds the dense layers 0-1, position 1 the MoE layers 2-3.
   EXPECT_EQ(positions[0].a2a_per_pass, 0u);
-  EXPECT_EQ(positions[1].a2a_per_pass, 6u);
+  EXPECT_EQ(positions[1].a2a_per_pass, 4u);
   // T r = 2 x 512 tokens / tp 2 (sequence parallelism) x top_k 2 x h 1024 x 2 bytes.
   EXPECT_EQ(positions[1].a2a_bytes, 512.0 * 2 * 1024 * 2);
   // Tensor-parallel collectives: two a layer, but the dispatcher's token all-gather and
@@ -1124,8 +1174,8 @@ TEST(ModelConfig, MoeDispatcherPricesEachMoeLayer) {
     auto doc = moe_config();  // tp 2 x ep 4 (of dp 4) x pp 4 on 8-GPU nodes
     doc["parallelism"]["moe_dispatcher"] = std::string(to_string(dispatcher));
     const Config c = parse_config(doc, "cfg.json");
-    const model::PositionCosts& p = c.model->positions[1];  // MoE layers 2-4
-    ASSERT_EQ(p.moe_routing.layers, 3u);
+    const model::PositionCosts& p = c.model->positions[1];  // MoE layers 2-3
+    ASSERT_EQ(p.moe_routing.layers, 2u);
     EXPECT_EQ(p.moe_routing.tokens, 2.0 * 512 / 2);  // b s / tp (sequence parallelism)
     ASSERT_TRUE(c.expert_parallel_nccl.has_value());
     EXPECT_EQ(c.expert_parallel_nccl->ranks_per_node, 4u);  // 8 GPUs / tp 2
@@ -1135,18 +1185,18 @@ TEST(ModelConfig, MoeDispatcherPricesEachMoeLayer) {
                                      .tensor_network = *c.tensor_parallel_nccl};
     const TimeNs layer = parallel::moe_dispatch_cost(dispatcher, p.moe_routing, groups).total();
     EXPECT_GT(layer, 0);
-    EXPECT_EQ(c.costs.at(StageId{1}, 0).all_to_all, 3 * layer);
+    EXPECT_EQ(c.costs.at(StageId{1}, 0).all_to_all, 2 * layer);
     EXPECT_EQ(c.costs.at(StageId{0}, 0).all_to_all, 0);  // the dense layers
     by_dispatcher[dispatcher == MoeDispatcher::DeepEp] = layer;
   }
   EXPECT_NE(by_dispatcher[0], by_dispatcher[1]);
-  // Bytes by hand: six NCCL all-to-alls of them (two per MoE layer), whatever the dispatcher.
+  // Bytes by hand: four NCCL all-to-alls of them (two per MoE layer), whatever the dispatcher.
   auto doc = moe_config();
   doc["parallelism"]["moe_dispatcher"] = "deepep";
   doc["costs"]["a2a_bytes"] = 1000000;
   const Config c = parse_config(doc, "cfg.json");
   EXPECT_EQ(c.costs.at(StageId{1}, 0).all_to_all,
-            6 * parallel::nccl_all_to_all_time(1e6, 4, *c.expert_parallel_nccl));
+            4 * parallel::nccl_all_to_all_time(1e6, 4, *c.expert_parallel_nccl));
 }
 
 // parallelism.moe_a2a_overlap on interleaved 1F1B: each device's steady-state forwards run

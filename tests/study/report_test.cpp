@@ -71,7 +71,9 @@ nlohmann::json reference_report(const Config& config, const EventGraph& graph,
         {"recompute", model::to_string(plan.training.recompute)},
         {"micro_batch_size", plan.training.micro_batch_size},
         {"global_batch_size", plan.training.global_batch_size},
-        {"gpus", achieved ? achieved->gpus : 0}};
+        {"gpus", achieved ? achieved->gpus : 0},
+        {"flops_per_token", achieved ? number_or_null(achieved->flops_per_token) : nullptr},
+        {"mfu_peak_tflops", achieved ? number_or_null(achieved->peak_tflops) : nullptr}};
   }
 
   nlohmann::json path = nlohmann::json::array();

@@ -38,7 +38,7 @@ struct SearchSpace {
   /// Shares of microbatches whose activations go to host memory (/costs/offload/ratio);
   /// empty: no axis, every plan offloads as the base says.
   std::vector<double> offload;
-  std::vector<std::string> layers;  ///< "balanced", "fastest" (mixed clusters)
+  std::vector<std::string> layers;  ///< "even", "balanced", "fastest" (mixed clusters)
   /// Expert-parallel degrees (/parallelism/expert_parallel), each dividing the plan's data
   /// parallelism; default: 1, and for a MoE model every power of two dividing its experts.
   std::vector<std::uint32_t> expert_parallel;

@@ -7,36 +7,12 @@
 #include <vector>
 
 #include "perflow/model/device_spec.hpp"
+#include "perflow/model/layer_split.hpp"
 #include "perflow/model/operators.hpp"
 #include "perflow/model/training.hpp"
 #include "perflow/model/transformer.hpp"
 
 namespace perflow::model {
-
-/// Which layers one pipeline position (one chunk of one stage) holds.
-struct LayerRange {
-  std::uint32_t first = 0;
-  std::uint32_t count = 0;
-  bool embedding = false;  ///< the first position: the input embedding
-  bool head = false;       ///< the last position: final norm, LM head and loss
-};
-
-/// Splits the layers over `positions` pipeline positions, counting the embedding and the
-/// LM head as one layer each (Megatron-LM's account_for_embedding_in_pipeline_split and
-/// account_for_loss_in_pipeline_split): layers + 2 units as even as possible, the earlier
-/// positions taking the spare units. Throws std::invalid_argument if a position would hold
-/// nothing.
-std::vector<LayerRange> balanced_split(std::uint32_t layers, std::uint32_t positions);
-/// Layers given per position (must add up to the model's layers).
-std::vector<LayerRange> explicit_split(std::span<const std::uint32_t> counts);
-/// The split that minimises the slowest device: `seconds_per_layer[k]` is how long one layer
-/// takes at position k and `device_of[k]` the device that runs it; each device's positions
-/// share its load evenly. Greedy on units (embedding and head counted as layers), so a
-/// device twice as fast gets twice the layers.
-std::vector<LayerRange> fastest_split(std::uint32_t layers,
-                                      std::span<const double> seconds_per_layer,
-                                      std::span<const std::uint32_t> device_of,
-                                      std::uint32_t devices);
 
 /// One operator's time in each pass, for the derivation's explanation.
 struct OperatorTime {
@@ -123,9 +99,10 @@ struct Observation {
 /// the gemm_max the model used; nullopt when no observation has GEMM time.
 std::optional<double> fit_gemm_max(std::span<const Observation> observations, double used);
 
-/// Seconds of one layer's F + B + W on `device` (what the fastest split balances); for a MoE
-/// model the mean over its dense and MoE layers, with `ep` expert-parallel ranks.
-double layer_seconds(const Transformer& model, const Training& training, std::uint32_t tp,
-                     const DeviceSpec& device, std::uint32_t ep = 1);
+/// What each unit a position may hold (the embedding, each layer, the head) takes on
+/// `device` per microbatch: its F + B + W + R, plus `collective_seconds` for each
+/// tensor-parallel collective it waits for in F and in B (what balanced_split weighs).
+UnitSeconds unit_seconds(const Transformer& model, const Training& training, const Degrees& degrees,
+                         const DeviceSpec& device, double collective_seconds = 0);
 
 }  // namespace perflow::model

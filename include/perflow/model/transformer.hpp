@@ -56,10 +56,13 @@ struct Transformer {
   /// The embedding matrix (V x h); the LM head is as large unless tied.
   [[nodiscard]] double embedding_parameters() const { return double(vocab) * hidden; }
   [[nodiscard]] double parameters() const;
-  /// Model FLOPs of one sample's forward pass (matrix multiplications: 2 per multiply-add;
-  /// attention over the full s x s scores, the SC'21 convention). A MoE layer counts its
-  /// router and the top_k + shared experts a token goes through (balanced: no imbalance,
-  /// no capacity padding). A training step does 3x.
+  /// Model FLOPs of one sample's forward pass as Megatron-LM counts them
+  /// (megatron/training/training.py, num_floating_point_operations): the matrix
+  /// multiplications at 2 per multiply-add, the attention scores and their product with the
+  /// values over the causal half of the s x s square, the LM head's logits; no norms, no
+  /// softmax, no router. A MoE layer counts the top_k + shared experts a token goes through
+  /// (balanced: no imbalance, no capacity padding). A training step does 3x; recomputation
+  /// is not counted. The time model counts its own FLOPs (operators.cpp).
   [[nodiscard]] double forward_flops_per_sample() const;
 
   /// f_e: expert_ffn_hidden, or ffn_hidden when it is 0.

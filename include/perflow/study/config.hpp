@@ -56,7 +56,7 @@ struct ModelPlan {
   model::Transformer transformer;
   std::string preset;  ///< /model/preset, empty if none
   model::Training training;
-  std::string split = "balanced";  ///< /pipeline/layers: balanced, fastest or explicit
+  std::string split = "even";  ///< /pipeline/layers: even, balanced, fastest or explicit
   /// Per (stage, chunk), stage-major: what the model derives there.
   std::vector<model::PositionCosts> positions;
   /// Per stage: whether it has a GPU to time the model on (else its durations come from
@@ -154,14 +154,17 @@ DeviceMemory device_memory(const Config& config, const simulator::DeviceMetrics&
 std::vector<double> peaks_without_saving(const Config& config, const EventGraph& graph,
                                          const Trace& trace);
 
-/// What a step achieves with /model: tokens per second, model FLOP/s per GPU (the SC'21
-/// convention: 3 x the forward's matrix-multiply FLOPs, recomputation not counted) and MFU
-/// against the GPUs' mean peak (NaN when a stage has no GPU).
+/// What a step achieves with /model: tokens per second, model FLOP/s per GPU (Megatron-LM's
+/// count, model::Transformer::forward_flops_per_sample x 3, recomputation not counted) and
+/// MFU against the GPUs' mean dense peak in the training precision (NaN when a stage has no
+/// GPU).
 struct Throughput {
   double tokens_per_s = 0;
   double model_tflops_per_gpu = 0;
   double mfu = 0;
   std::uint64_t gpus = 0;
+  double flops_per_token = 0;  ///< model FLOPs of one token's forward and backward
+  double peak_tflops = 0;      ///< what MFU divides by (NaN when a stage has no GPU)
 };
 std::optional<Throughput> throughput(const Config& config, TimeNs makespan);
 

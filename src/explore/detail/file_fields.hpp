@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "perflow/model/layer_split.hpp"
+
 namespace perflow::explore::detail {
 
 enum class FileFieldKind {
@@ -73,6 +75,6 @@ inline constexpr std::string_view kSearchChosenKeys[] = {"pipeline",     "parall
                                                          "device_types", "placement",   "parts"};
 /// The values of /space/recompute and /space/layers.
 inline constexpr std::string_view kRecomputeChoices[] = {"none", "selective", "full"};
-inline constexpr std::string_view kLayerSplitChoices[] = {"balanced", "fastest"};
+using model::kLayerSplits;
 
 }  // namespace perflow::explore::detail

@@ -21,7 +21,7 @@ enum class FieldKind {
   Schedule,      ///< a registered schedule name
   ModelPreset,   ///< a name from `perflow models`
   DevicePreset,  ///< a name from `perflow devices`
-  LayerSplit,    ///< "balanced", "fastest", or layers per pipeline position
+  LayerSplit,    ///< "even", "balanced", "fastest", or layers per pipeline position
   Boolean,       ///< true or false
   Integer,       ///< an integer in [min, max]
   Number,        ///< a number in (min, max] when exclusive_min, else [min, max]

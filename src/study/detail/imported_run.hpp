@@ -27,7 +27,7 @@ struct ImportedRun {
   std::uint32_t chunks = 1;  ///< model chunks per pipeline rank
   std::string schedule;      ///< empty: 1f1b, or interleaved-1f1b with chunks > 1
   std::optional<std::uint32_t> microbatch_group_size;
-  std::vector<std::uint32_t> layers;  ///< per pipeline position; empty: "balanced"
+  std::vector<std::uint32_t> layers;  ///< per pipeline position; empty: "even"
   std::uint32_t micro_batch = 1;
   std::uint32_t global_batch = 1;
   std::string precision = "bf16";
@@ -50,6 +50,10 @@ struct ImportedRun {
 /// the option that is missing or unknown.
 void require_gpus(const ImportOptions& options, std::optional<std::uint32_t> gpus_per_node,
                   std::optional<std::uint32_t> nodes, ImportedRun& run);
+
+/// The layers per position a tool places, or empty when PerFlow's default ("even") split
+/// places the same (the config then says nothing).
+std::vector<std::uint32_t> unless_even(std::vector<std::uint32_t> counts);
 
 /// data_parallel = world / (tp x pp x cp), checked; `what` names the settings in messages.
 void derive_data_parallel(ImportedRun& run, std::string_view what);
