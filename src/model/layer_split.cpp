@@ -65,9 +65,8 @@ void check_stages(std::span<const UnitSeconds> stages, std::span<const std::uint
 }
 
 // Each stage holds one position: the exact min-max partition of the units into contiguous
-// runs (dynamic programming); the even split if it is as fast, else, of the partitions as
-// fast, the one that shares the slack evenly (each position, from the last back, starting
-// nearest its share of the units left).
+// runs (dynamic programming); of the partitions as fast, the one that shares the slack evenly
+// (each position, from the last back, starting nearest its share of the units left).
 std::vector<LayerRange> one_position_each(std::span<const UnitSeconds> stages,
                                           std::span<const std::uint32_t> stage_of) {
   const std::size_t positions = stage_of.size();
@@ -107,14 +106,6 @@ std::vector<LayerRange> one_position_each(std::span<const UnitSeconds> stages,
   }
   const double bound = at(positions - 1, units);
   const double slack = bound * 1e-9;  // rounding: equal splits summed in other orders
-
-  try {
-    std::vector<LayerRange> even =
-        even_split(static_cast<std::uint32_t>(units - 2), static_cast<std::uint32_t>(positions));
-    if (slowest_stage(even, stages, stage_of) <= bound + slack) return even;
-  } catch (const std::invalid_argument&) {
-    // No even split of this shape.
-  }
 
   // Back from the last position: of the starts that keep every position within the bound,
   // the nearest its share of the units left (the earlier on a tie).
@@ -241,9 +232,10 @@ std::vector<LayerRange> balanced_split(std::span<const UnitSeconds> stages,
   std::vector<std::uint32_t> held(stages.size(), 0);
   bool several = false;
   for (const std::uint32_t d : stage_of) several = several || ++held[d] > 1;
-  if (!several) return one_position_each(stages, stage_of);
-  std::vector<LayerRange> split = several_positions_each(stages, stage_of);
-  // The even split when it is as fast (a layer's mean cost can misjudge a MoE model's).
+  std::vector<LayerRange> split =
+      several ? several_positions_each(stages, stage_of) : one_position_each(stages, stage_of);
+  // The even split when it is as fast (rounding aside; with several positions a stage, a
+  // layer's mean cost can misjudge a MoE model's).
   try {
     std::vector<LayerRange> even = even_split(static_cast<std::uint32_t>(units - 2),
                                               static_cast<std::uint32_t>(stage_of.size()));

@@ -80,12 +80,13 @@ struct Candidate {
 
 }  // namespace
 
-// What NCCL reaches of a raw link (topo.h's per-channel bandwidth over the link it stands
-// for): an NVLink 3/4 link of 25 GB/s counts 20 (Ampere) or 20.6 (Hopper), an NVLink 5 link of
-// 50 GB/s 40.1, PCIe Gen3 x16 (16 GB/s) 12, a 100 Gb/s NIC (12.5 GB/s) 12.
 std::uint32_t ranks_in_a_node(const NcclNetwork& network, std::uint32_t ranks) {
   return network.ranks_per_node == 0 ? ranks : std::min(network.ranks_per_node, ranks);
 }
+
+// What NCCL reaches of a raw link (topo.h's per-channel bandwidth over the link it stands
+// for): an NVLink 3/4 link of 25 GB/s counts 20 (Ampere) or 20.6 (Hopper), an NVLink 5 link of
+// 50 GB/s 40.1, PCIe Gen3 x16 (16 GB/s) 12, a 100 Gb/s NIC (12.5 GB/s) 12.
 
 double nccl_link_fraction(ScaleUp link, GpuGeneration generation) {
   if (link == ScaleUp::Pcie) return 12.0 / 16.0;

@@ -303,13 +303,14 @@ std::uint32_t expert_ranks_per_node(const Config& config) {
       1, config.gpus_per_node / std::max<std::uint32_t>(config.tensor_parallel, 1));
 }
 
-// The all-to-all time one F or backward adds under expert parallelism: a2a_per_pass
-// pairwise all-to-alls of a2a_bytes among the expert-parallel ranks; 0 at degree 1.
 // Whether a chunk's all-to-alls are its MoE layers' dispatcher's (derived, NCCL pricing), not
 // a2a_bytes and a2a_per_pass (given by hand, or priced as rings).
 bool by_dispatcher(const Config& config, const PartialCosts& p) {
   return p.moe_routing && config.expert_parallel_nccl;
 }
+
+// The all-to-all time one F or backward adds under expert parallelism: a2a_per_pass
+// pairwise all-to-alls of a2a_bytes among the expert-parallel ranks; 0 at degree 1.
 
 TimeNs expert_parallel_time(const Config& config, const PartialCosts& p, const JsonCursor& where) {
   const std::uint32_t count = p.a2a_per_pass.value_or(0);
@@ -373,6 +374,21 @@ bool group_in_one_node(std::uint32_t size, std::uint32_t stride, std::uint64_t w
 }
 
 }  // namespace
+
+parallel::NcclNetwork gpus_nccl_network(std::span<const std::optional<model::DeviceSpec>> gpus) {
+  parallel::NcclNetwork net;
+  bool any = false;
+  for (const auto& gpu : gpus) {
+    if (!gpu) continue;
+    net.intra.bandwidth =
+        any ? std::min(net.intra.bandwidth, gpu->link_bandwidth) : gpu->link_bandwidth;
+    net.generation = any ? std::min(net.generation, gpu->generation) : gpu->generation;
+    if (gpu->scale_up == ScaleUp::Pcie) net.scale_up = ScaleUp::Pcie;
+    net.nvls = (any ? net.nvls : true) && gpu->nvls;
+    any = true;
+  }
+  return net;
+}
 
 parallel::MoeDispatchCost moe_dispatch(const Config& config, const MoeRouting& routing) {
   parallel::MoeGroups groups{
@@ -873,19 +889,12 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
     }
     config.collectives = pricing;
     if (pricing == "nccl") {
-      parallel::NcclNetwork base;
+      // The GPUs' generation (the oldest), their scale-up (PCIe if any) and NVLS (if all),
+      // over the placed links.
+      parallel::NcclNetwork base = gpus_nccl_network(specs);
       base.intra = {config.simulation.intra_node.latency, config.simulation.intra_node.bandwidth};
       base.inter = {config.simulation.inter_node.latency, config.simulation.inter_node.bandwidth};
       base.overhead = overhead;
-      // The GPUs' generation (the oldest), their scale-up (PCIe if any) and NVLS (if all).
-      bool any = false;
-      for (const auto& spec : specs) {
-        if (!spec) continue;
-        base.generation = any ? std::min(base.generation, spec->generation) : spec->generation;
-        if (spec->scale_up == ScaleUp::Pcie) base.scale_up = ScaleUp::Pcie;
-        base.nvls = (any ? base.nvls : true) && spec->nvls;
-        any = true;
-      }
       // A link /network gives for the group replaces the one it is placed on.
       const auto placed = [&](bool in_node, const simulator::Link& link, std::uint32_t size,
                               std::uint32_t stride) {

@@ -450,16 +450,8 @@ void derive_model_costs(const JsonCursor& root, Config& config,
   // the oldest generation, NVLS only if every GPU has it.
   double collective = 0;
   if (config.tensor_parallel > 1 && all_timed) {
-    parallel::NcclNetwork link;
+    parallel::NcclNetwork link = gpus_nccl_network(devices);
     link.overhead = parallel::kNcclCallOverhead;
-    for (std::uint32_t s = 0; s < stages; ++s) {
-      const model::DeviceSpec& gpu = device(s);
-      link.intra.bandwidth =
-          s == 0 ? gpu.link_bandwidth : std::min(link.intra.bandwidth, gpu.link_bandwidth);
-      link.generation = s == 0 ? gpu.generation : std::min(link.generation, gpu.generation);
-      link.nvls = (s == 0 || link.nvls) && gpu.nvls;
-      if (gpu.scale_up == ScaleUp::Pcie) link.scale_up = ScaleUp::Pcie;
-    }
     if (link.intra.bandwidth > 0) {
       const double bytes = 2.0 * plan.training.micro_batch_size * m.sequence * m.hidden;
       collective =

@@ -1,8 +1,11 @@
 #pragma once
 
+#include <optional>
+#include <span>
 #include <string>
 
 #include "perflow/core/json_cursor.hpp"
+#include "perflow/model/device_spec.hpp"
 #include "perflow/parallel/moe_dispatch.hpp"
 #include "perflow/parallel/nccl_collectives.hpp"
 #include "perflow/study/config.hpp"
@@ -22,6 +25,11 @@ double read_bandwidth(const JsonCursor& cursor);
 parallel::CollectiveChoice tensor_parallel_collective(const parallel::NcclNetwork& nccl,
                                                       std::uint32_t degree, bool sequence_parallel,
                                                       double bytes);
+
+/// NCCL's view of the GPUs that run (stages without one skipped): the slowest scale-up link,
+/// the oldest generation, PCIe if any joins over it, NVLS only if every one has it. The
+/// link's latency, the NIC, the ranks per node and the call overhead are left unset.
+parallel::NcclNetwork gpus_nccl_network(std::span<const std::optional<model::DeviceSpec>> gpus);
 
 /// One MoE layer's dispatch and combine on its busiest rank, by the model's dispatcher over
 /// the expert- and tensor-parallel groups' NCCL networks (config.expert_parallel_nccl,
