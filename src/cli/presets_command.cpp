@@ -62,6 +62,7 @@ void print_models(bool json) {
                       {"sequence", m.sequence},
                       {"mlp", model::to_string(m.mlp)},
                       {"tied_embeddings", m.tied_embeddings},
+                      {"hidden_dropout", m.hidden_dropout},
                       {"experts", m.experts},
                       {"top_k", m.top_k},
                       {"expert_ffn_hidden", m.expert_hidden()},

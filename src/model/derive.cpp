@@ -71,11 +71,24 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   // Activations kept per layer (Korthikanti et al. 2022, section 4, generalised to f and
   // grouped-query attention; 2-byte tensors, 1-byte dropout masks).
   const auto [tp, b, s, tokens, h, f, kv, r] = detail::dimensions(model, training, degrees.tensor);
-  // Norm inputs (4), QKV and MLP inputs (2 + 2), two dropout masks (2): unsplit without
-  // sequence parallelism.
-  const double replicated = 10 * tokens * h * r;
-  const double mlp_inside = (model.mlp == Mlp::SwiGlu ? 6 : 4) * tokens * f;
-  const double sharded = (2 * tokens * h + 4 * tokens * kv + 2 * tokens * h + mlp_inside) / t;
+  // Bytes of a GEMM input kept for the backward: Transformer Engine's fp8 Linear keeps its
+  // input quantised (transformer_engine/pytorch/module/linear.py saves the fp8 `inputmat`,
+  // one byte an element; so do LayerNormLinear's normalised input and GroupedLinear's), else
+  // the 2-byte activation itself.
+  const double q = precision == Precision::Fp8 ? 1.0 : 2.0;
+  // With dropout, the masks after the attention and the MLP (1 byte each); none at rate 0.
+  const double masks = model.hidden_dropout > 0 ? 2.0 : 0.0;
+  // Norm inputs (4), the QKV and MLP GEMMs' inputs (q + q), the dropout masks: unsplit
+  // without sequence parallelism.
+  const double replicated = (4 + 2 * q + masks) * tokens * h * r;
+  // The MLP's inside: the first GEMM's output for the activation's backward (2 bytes, 2f wide
+  // with SwiGLU's gate and up), and the second GEMM's input (q).
+  const double mlp_inside = (model.mlp == Mlp::SwiGlu ? 4 + q : 2 + q) * tokens * f;
+  // The attention core keeps Q, K, V and its output (2 bytes; the output is the projection's
+  // input). In fp8 the projection keeps its own 1-byte copy of it as well.
+  const double projection_copy = precision == Precision::Fp8 ? q * tokens * h : 0.0;
+  const double sharded =
+      (2 * tokens * h + 4 * tokens * kv + 2 * tokens * h + projection_copy + mlp_inside) / t;
   const double scores = 5 * model.heads * s * s * b / t;  // softmax output, mask, dropout
   // Per layer, what F keeps: everything (34sbh + 5as^2b/t without flash attention), all but
   // the attention scores (selective: 34sbh) or the layer's input (full: 2sbh).
@@ -84,37 +97,38 @@ PositionCosts derive_position(const Transformer& model, const Training& training
                                                 2 * tokens * h * r};
   // What W still needs after B: the inputs of the weight GEMMs.
   const double weight_inputs =
-      2 * tokens * h * r + 2 * tokens * h / t + 2 * tokens * h * r + 2 * tokens * f / t;
+      q * tokens * h * r + q * tokens * h / t + q * tokens * h * r + q * tokens * f / t;
 
   // A MoE layer keeps the same but for the dense MLP's inside (m T f / t), which becomes:
   //   4 T r E      the router's fp32 probabilities (its softmax output, as Korthikanti counts
   //                the attention's), over this rank's tokens;
-  //   2 T k L h    the routed experts' input: the T k tokens dispatched to them, L times
+  //   q T k L h    the routed experts' input: the T k tokens dispatched to them, L times
   //                that on the slowest rank (Transformer::expert_load), gathered over the
   //                tensor-parallel ranks (Megatron-LM's dispatcher all-gathers them, expert
   //                tensor parallelism = TP): unsplit, like the dense MLP's input without
   //                sequence parallelism;
   //   m T k L f_e / t  the experts' inside, as the dense MLP's with f_e and T k L tokens;
   //   m T S f_e / t    the shared experts' inside (their input is the MLP input, counted).
-  // With m = 4 (gelu) or 6 (swiglu). W still needs the experts' inputs (2 T k L h and
-  // 2 T k L f_e / t for the down matrices) and the shared experts' down input (2 T S f_e / t).
-  const double inside = model.mlp == Mlp::SwiGlu ? 6 : 4;
+  // With m = 2 + q (gelu) or 4 + q (swiglu). W still needs the experts' inputs (q T k L h and
+  // q T k L f_e / t for the down matrices) and the shared experts' down input (q T S f_e / t).
+  const double inside = model.mlp == Mlp::SwiGlu ? 4 + q : 2 + q;
   const double fe = model.expert_hidden();
   const double routed = tokens * model.top_k * model.expert_load();
   const double shared = tokens * model.shared_experts;
-  const double moe_sharded =
-      (2 * tokens * h + 4 * tokens * kv + 2 * tokens * h + inside * (routed + shared) * fe) / t +
-      2 * routed * h + 4 * tokens * r * model.experts;
+  const double moe_sharded = (2 * tokens * h + 4 * tokens * kv + 2 * tokens * h + projection_copy +
+                              inside * (routed + shared) * fe) /
+                                 t +
+                             q * routed * h + 4 * tokens * r * model.experts;
   const double moe_per_layer = replicated + moe_sharded + (training.flash_attention ? 0.0 : scores);
   const std::array<double, 3> moe_kept_per_layer = {moe_per_layer, replicated + moe_sharded,
                                                     2 * tokens * h * r};
-  const double moe_weight_inputs = 2 * tokens * h * r + 2 * tokens * h / t + 2 * tokens * h * r +
-                                   2 * routed * h + 2 * (routed + shared) * fe / t;
+  const double moe_weight_inputs = q * tokens * h * r + q * tokens * h / t + q * tokens * h * r +
+                                   q * routed * h + q * (routed + shared) * fe / t;
 
   double extra = 0;  // kept whatever is recomputed
   double kept_by_w = nd * weight_inputs;
   if (moe_layers > 0) kept_by_w += nm * moe_weight_inputs;
-  if (layers.embedding) extra += tokens * h * r;  // embedding dropout mask
+  if (layers.embedding && model.hidden_dropout > 0) extra += tokens * h * r;  // its dropout mask
   if (layers.head) {
     // The final norm's input and the fp32 logits the loss keeps (4 bytes each).
     extra += 2 * tokens * h * r + 4 * tokens * model.vocab / t;
@@ -137,6 +151,9 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   // Parameters on one tensor-parallel rank: the matrices split, the norms replicated.
   const double norms = 2 * h;
   c.parameters = nd * ((model.layer_parameters() - norms) / t + norms);
+  // The layers' GEMM weights on the rank (Transformer Engine's Linear modules): all but the
+  // norms, the router, the embedding and the head.
+  double gemm_parameters = nd * (model.layer_parameters() - norms) / t;
   // A MoE layer's: the attention's and the shared experts' matrices split, the router (h x E,
   // replicated as Megatron-LM's TopKRouter is) and the norms whole, and the rank's E / EP
   // routed experts split like the dense MLP.
@@ -148,6 +165,7 @@ PositionCosts derive_position(const Transformer& model, const Training& training
     c.parameters +=
         nm * ((attention + model.shared_experts * expert) / t + h * model.experts + norms) +
         expert_parameters;
+    gemm_parameters += nm * (attention + model.shared_experts * expert) / t + expert_parameters;
   }
   const double table = model.embedding_parameters() / t;  // vocabulary-parallel
   if (layers.embedding) c.parameters += table;
@@ -164,6 +182,11 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   c.gradient_bytes = gradient_width * c.parameters;
   c.optimizer_bytes =
       12 * c.parameters / (training.distributed_optimizer ? double(degrees.data) : 1.0);
+  // In fp8, Transformer Engine casts each GEMM weight to fp8 on a step's first microbatch and
+  // keeps the cast (its rowwise data for F and its transpose for B, a byte each) for the
+  // others: Megatron-Core's TE modules pass is_first_microbatch unless
+  // --disable-parameter-transpose-cache (megatron/core/extensions/transformer_engine.py).
+  c.fp8_weight_bytes = precision == Precision::Fp8 ? 2 * gemm_parameters : 0.0;
   // Expert parameters have data / EP replicas (the expert-data-parallel group), which also
   // shard their optimizer state (Megatron-LM).
   const double dp = degrees.data;

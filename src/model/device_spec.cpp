@@ -8,6 +8,13 @@ namespace {
 
 constexpr double kT = 1e12;  // FLOP/s
 constexpr double kGB = 1e9;  // bytes, and bytes/s
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// Memory is what the driver reports (NVML's memory.total, which PyTorch's allocator can
+// fill), where a measurement is public: datasheets round "80 GB" GPUs down from 80 GiB.
+// nvidia-smi, as tabled by Modal ("Why does an NVIDIA H100 80GB card offer 85.52 GB?",
+// thundergolfer.com/blog/nvidia-gpu-memory-capacity): A100 40 GB 40,960 MiB, A100 80 GB
+// 81,920 MiB, H100 SXM 81,559 MiB, H200 143,771 MiB. The others keep their datasheet figure.
 
 // Scale-out: the NIC per GPU of the usual system (DGX A100: 200 Gb/s HDR; DGX H100, H200,
 // B200 and MI300X platforms: 400 Gb/s), as datasheets and S. Bekman's ml-engineering
@@ -22,7 +29,7 @@ constexpr std::array kPresets = {
                   .peak_fp16 = 312 * kT,
                   .peak_fp8 = 0,
                   .memory_bandwidth = 1555 * kGB,
-                  .memory_capacity = 40 * kGB,
+                  .memory_capacity = 40960 * kMiB,
                   .link_bandwidth = 300 * kGB,
                   .network_bandwidth = 25 * kGB,
                   .generation = GpuGeneration::Ampere,
@@ -35,7 +42,7 @@ constexpr std::array kPresets = {
                   .peak_fp16 = 312 * kT,
                   .peak_fp8 = 0,
                   .memory_bandwidth = 2039 * kGB,
-                  .memory_capacity = 80 * kGB,
+                  .memory_capacity = 81920 * kMiB,
                   .link_bandwidth = 300 * kGB,
                   .network_bandwidth = 25 * kGB,
                   .generation = GpuGeneration::Ampere,
@@ -49,7 +56,7 @@ constexpr std::array kPresets = {
                   .peak_fp16 = 989.4 * kT,
                   .peak_fp8 = 1978.9 * kT,
                   .memory_bandwidth = 3350 * kGB,
-                  .memory_capacity = 80 * kGB,
+                  .memory_capacity = 81559 * kMiB,
                   .link_bandwidth = 450 * kGB,
                   .network_bandwidth = 50 * kGB,
                   .generation = GpuGeneration::Hopper,
@@ -78,7 +85,7 @@ constexpr std::array kPresets = {
                   .peak_fp16 = 989.4 * kT,
                   .peak_fp8 = 1978.9 * kT,
                   .memory_bandwidth = 4800 * kGB,
-                  .memory_capacity = 141 * kGB,
+                  .memory_capacity = 143771 * kMiB,
                   .link_bandwidth = 450 * kGB,
                   .network_bandwidth = 50 * kGB,
                   .generation = GpuGeneration::Hopper,

@@ -37,7 +37,8 @@ constexpr Transformer llama(std::uint32_t layers, std::uint32_t hidden, std::uin
           .vocab = vocab,
           .sequence = sequence,
           .mlp = Mlp::SwiGlu,
-          .tied_embeddings = false};
+          .tied_embeddings = false,
+          .hidden_dropout = 0};
 }
 
 constexpr std::string_view kDeepSeekV3 =

@@ -563,6 +563,14 @@ constexpr Field kModelFields[] = {
      .kind = K::Boolean,
      .description = "the LM head shares the embedding matrix (default false)",
      .default_value = "false"},
+    {.name = "hidden_dropout",
+     .kind = K::Number,
+     .description = "dropout rate after the embedding, the attention and the MLP "
+                    "(Megatron-LM's --hidden-dropout); above 0 each keeps a 1-byte mask per "
+                    "element for its backward",
+     .default_value = "the preset's (0.1 for GPT, 0 for Llama and DeepSeek-V3); 0.1 without one",
+     .min = 0,
+     .max = 1},
     {.name = "experts",
      .kind = K::Integer,
      .description = "routed experts per MoE layer (default 0: a dense model)",

@@ -97,10 +97,12 @@ std::string explain(const Config& config) {
   const model::Transformer& m = plan.transformer;
   out += fmt::format(
       "model      {}{} layers, hidden {}, ffn {}, heads {} (kv {}), vocab {}, sequence "
-      "{}, {}{}; {:.2f}B parameters\n",
+      "{}, {}{}{}; {:.2f}B parameters\n",
       plan.preset.empty() ? "" : plan.preset + ": ", m.layers, m.hidden, m.ffn_hidden, m.heads,
       m.kv_heads, m.vocab, m.sequence, model::to_string(m.mlp),
-      m.tied_embeddings ? ", tied embeddings" : "", m.parameters() / 1e9);
+      m.tied_embeddings ? ", tied embeddings" : "",
+      m.hidden_dropout > 0 ? fmt::format(", hidden dropout {}", m.hidden_dropout) : "",
+      m.parameters() / 1e9);
   if (m.experts > 0) {
     const std::uint32_t moe = m.moe_layers();
     out += fmt::format(
@@ -163,7 +165,7 @@ std::string explain(const Config& config) {
                 : std::string());
       }
       out += fmt::format(
-          "    memory: activation {} per microbatch{} (B frees {:.0f}%), weights {}, "
+          "    memory: activation {} per microbatch{} (B frees {:.0f}%), weights {}{}, "
           "gradients {}, optimizer state {}\n",
           format_memory(p.activation),
           plan.training.recompute == model::Recompute::None
@@ -172,8 +174,11 @@ std::string explain(const Config& config) {
                     ", F keeps {} of it",
                     format_memory(
                         p.kept_activation[static_cast<std::size_t>(plan.training.recompute)])),
-          p.backward_frees * 100, format_memory(p.weight_bytes), format_memory(p.gradient_bytes),
-          format_memory(p.optimizer_bytes));
+          p.backward_frees * 100, format_memory(p.weight_bytes),
+          p.fp8_weight_bytes > 0
+              ? fmt::format(" (and their fp8 copies {})", format_memory(p.fp8_weight_bytes))
+              : std::string(),
+          format_memory(p.gradient_bytes), format_memory(p.optimizer_bytes));
       const std::uint64_t buckets = gradient_buckets(config, s, c, p.dp_gradient_bytes);
       out += fmt::format(
           "    traffic: {} to the next stage, {} tensor-parallel all-reduces of {} in F "
@@ -213,6 +218,7 @@ nlohmann::ordered_json explain_json(const Config& config) {
                   {"sequence", m.sequence},
                   {"mlp", model::to_string(m.mlp)},
                   {"tied_embeddings", m.tied_embeddings},
+                  {"hidden_dropout", m.hidden_dropout},
                   {"parameters", m.parameters()},
                   {"experts", m.experts},
                   {"top_k", m.top_k},
@@ -272,6 +278,7 @@ nlohmann::ordered_json explain_json(const Config& config) {
                            {"weight_bytes", p.weight_bytes},
                            {"gradient_bytes", p.gradient_bytes},
                            {"optimizer_bytes", p.optimizer_bytes},
+                           {"fp8_weight_bytes", p.fp8_weight_bytes},
                            {"boundary_bytes", p.boundary_bytes},
                            {"tp_allreduces", p.tp_allreduces},
                            {"tp_allreduce_bytes", p.tp_allreduce_bytes},

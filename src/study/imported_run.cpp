@@ -28,7 +28,7 @@ bool same_shape(const model::Transformer& a, const model::Transformer& b) {
          a.expert_hidden() == b.expert_hidden() && a.shared_experts == b.shared_experts &&
          a.first_dense_layers == b.first_dense_layers && a.capacity_factor == b.capacity_factor &&
          a.expert_imbalance == b.expert_imbalance && a.expert_groups == b.expert_groups &&
-         a.group_top_k == b.group_top_k;
+         a.group_top_k == b.group_top_k && a.hidden_dropout == b.hidden_dropout;
 }
 
 nlohmann::ordered_json write_model(const ImportedRun& run) {
@@ -60,6 +60,9 @@ nlohmann::ordered_json write_model(const ImportedRun& run) {
   out["sequence"] = m.sequence;
   out["mlp"] = std::string(model::to_string(m.mlp));
   out["tied_embeddings"] = m.tied_embeddings;
+  if (m.hidden_dropout != model::Transformer{}.hidden_dropout) {
+    out["hidden_dropout"] = m.hidden_dropout;
+  }
   if (m.experts > 0) {
     out["experts"] = m.experts;
     out["top_k"] = m.top_k;

@@ -267,6 +267,17 @@ class Flags {
     }
     return value;
   }
+  /// A flag whose value is a probability in [0, 1] (a dropout rate).
+  [[nodiscard]] double probability(std::string_view name) const {
+    const std::string text = *get(name);
+    double value = 0;
+    const char* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+    if (ec != std::errc() || ptr != end || text.empty() || !(value >= 0 && value <= 1)) {
+      fail(name, fmt::format("expected a number in [0, 1], got '{}'", text));
+    }
+    return value;
+  }
   /// A flag whose value is one of `choices`.
   [[nodiscard]] std::optional<std::string> choice(
       std::string_view name, std::initializer_list<std::string_view> choices) const {
@@ -672,6 +683,8 @@ ImportResult import_megatron(std::span<const std::string> args, const ImportOpti
                     m.hidden / m.heads));
   }
   m.tied_embeddings = !flags.has("--untie-embeddings-and-output-weights");
+  // arguments.py's default is 0.1, as Transformer's.
+  if (flags.has("--hidden-dropout")) m.hidden_dropout = flags.probability("--hidden-dropout");
   m.vocab = vocabulary(flags, options, run.tensor_parallel);
   read_moe(flags, m, run, result);
   if (run.expert_parallel > 1 && m.experts % run.expert_parallel != 0) {

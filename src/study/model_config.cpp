@@ -178,6 +178,9 @@ model::Transformer read_transformer(const JsonCursor& c, std::string& preset_nam
     m.mlp = *mlp;
   }
   if (auto x = c.find("tied_embeddings")) m.tied_embeddings = x->as_bool();
+  if (auto x = c.find("hidden_dropout")) {
+    m.hidden_dropout = read_model_number(*x, "hidden_dropout");
+  }
   if (!kv_given) m.kv_heads = m.heads;
   // Every shape field is needed, from the preset or given.
   for (const auto& [name, value] : {std::pair<std::string_view, std::uint32_t>{"layers", m.layers},

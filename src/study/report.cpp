@@ -74,7 +74,7 @@ void write_layers_and_breakdown(JsonWriter& w, const Config& config, DeviceId de
     w.field("memory_breakdown", nullptr);
     return;
   }
-  double weights = 0, gradients = 0, optimizer = 0;
+  double weights = 0, gradients = 0, optimizer = 0, fp8_weights = 0;
   w.key("layers").begin_array();
   for (std::uint32_t c = 0; c < chunks; ++c) {
     const model::PositionCosts& p = config.model->positions[device.value * chunks + c];
@@ -93,10 +93,12 @@ void write_layers_and_breakdown(JsonWriter& w, const Config& config, DeviceId de
     weights += p.weight_bytes;
     gradients += p.gradient_bytes;
     optimizer += p.optimizer_bytes;
+    fp8_weights += p.fp8_weight_bytes;
   }
   w.end_array();
   w.key("memory_breakdown")
       .begin_object()
+      .field("fp8_weight_cache", fp8_weights)
       .field("gradients", gradients)
       .field("optimizer_state", optimizer)
       .field("weights", weights)

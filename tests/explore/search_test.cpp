@@ -50,7 +50,8 @@ TEST(Search, DefaultsComeFromTheModelAndCluster) {
   EXPECT_EQ(search.space.layers, (std::vector<std::string>{"even"}));
   EXPECT_EQ(search.global_batch_size, 16u);
   ASSERT_EQ(search.gpus.size(), 1u);
-  EXPECT_EQ(search.gpus[0].capacity, 80e9);
+  // The H100's memory as nvidia-smi reports it.
+  EXPECT_EQ(search.gpus[0].capacity, 81559 * 1024.0 * 1024.0);
 }
 
 TEST(Search, CountsOnASmallSpace) {

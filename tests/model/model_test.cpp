@@ -215,6 +215,42 @@ TEST(Derive, StaticMemoryAndTraffic) {
   EXPECT_DOUBLE_EQ(c.dp_gradient_bytes, 4 * params);
 }
 
+// Llama 3 70B at 8K, micro batch 1, TP 4 with sequence parallelism (T = 8192 tokens, h = 8192,
+// f = 28672, g d = 1024, t = 4, r = 1/4), no dropout (the preset's). Per layer in bf16:
+// (4 + 2 + 2) T h r [norm inputs, QKV and MLP inputs] + (2Th + 4T gd + 2Th + 6Tf) / t
+// = T (2h + h + 1024 + 1.5f) = 68,608 T bytes. In fp8 the QKV, MLP, projection and down GEMMs
+// keep their inputs in one byte (Transformer Engine), the projection beside the attention's
+// 2-byte output: (4 + 1 + 1) T h r + (2Th + 4T gd + 2Th + Th + 5Tf) / t
+// = T (1.5h + 1.25h + 1024 + 1.25f) = 59,392 T. W keeps the four GEMM inputs: in fp8
+// T (h/4 + h/4 + h/4 + f/4) bytes. And fp8 keeps each layer GEMM weight's fp8 copy and its
+// transpose, 2 bytes a weight.
+TEST(Derive, Fp8KeepsGemmInputsInOneByte) {
+  const Transformer& llama = find_model_preset("llama3-70b")->model;
+  EXPECT_EQ(llama.hidden_dropout, 0.0);
+  const DeviceSpec& h100 = find_device_preset("h100-sxm")->spec;
+  const double T = 8192, h = 8192, f = 28672;
+  Training training{.micro_batch_size = 1, .sequence_parallel = true};
+  const LayerRange two{.first = 10, .count = 2};
+  const auto bf16 = derive_position(llama, training, {.tensor = 4, .data = 2}, h100, two);
+  EXPECT_DOUBLE_EQ(bf16.activation, 2 * 68'608 * T);
+  EXPECT_DOUBLE_EQ(bf16.fp8_weight_bytes, 0.0);
+  training.precision = Precision::Fp8;
+  const auto fp8 = derive_position(llama, training, {.tensor = 4, .data = 2}, h100, two);
+  EXPECT_DOUBLE_EQ(fp8.activation, 2 * 59'392 * T);
+  EXPECT_DOUBLE_EQ(fp8.activation / 2, 486'539'264.0);
+  EXPECT_DOUBLE_EQ(fp8.backward_frees, 1 - 2 * T * (3 * h + f) / 4 / fp8.activation);
+  const double gemm_weights = 2 * (llama.layer_parameters() - 2 * h) / 4;
+  EXPECT_DOUBLE_EQ(fp8.fp8_weight_bytes, 2 * gemm_weights);
+  EXPECT_DOUBLE_EQ(fp8.static_memory(), bf16.static_memory() + 2 * gemm_weights);
+  // Dropout at Megatron-LM's 0.1 adds its two 1-byte masks: 2 T h r = 4,096 T a layer.
+  Transformer dropped = llama;
+  dropped.hidden_dropout = 0.1;
+  training.precision = Precision::Bf16;
+  EXPECT_DOUBLE_EQ(
+      derive_position(dropped, training, {.tensor = 4, .data = 2}, h100, two).activation,
+      2 * (68'608 + 4'096) * T);
+}
+
 // Moving a layer from one position to another moves exactly its costs.
 TEST(Derive, ALayerCarriesItsCosts) {
   const DeviceSpec& h100 = find_device_preset("h100-sxm")->spec;

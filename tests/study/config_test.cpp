@@ -962,7 +962,7 @@ TEST(ModelConfig, DerivesCostsMemoryAndTraffic) {
   EXPECT_EQ(c.costs.at(StageId{1}, 0).weight, std::llround(expected.weight_ns));
   EXPECT_EQ(c.costs.at(StageId{1}, 0).activation, expected.activation);
   EXPECT_EQ(c.devices[1].static_memory, expected.static_memory());
-  EXPECT_EQ(c.devices[1].memory_capacity, 80e9);
+  EXPECT_EQ(c.devices[1].memory_capacity, 81559 * 1024.0 * 1024.0);  // nvidia-smi's 81,559 MiB
   EXPECT_EQ(c.devices[1].type, "h100-sxm");
   EXPECT_EQ(c.data_parallel.gradient_bytes[1], expected.dp_gradient_bytes);
   EXPECT_EQ(c.simulation.intra_node.bandwidth, 450e9);  // NVLink, from the preset
@@ -990,6 +990,39 @@ TEST(ModelConfig, DerivesCostsMemoryAndTraffic) {
 // /pipeline/layers by name: "even" by default; "balanced" weighs each unit's time on the GPU,
 // so a head with a large vocabulary takes layers off the last stage, and its slowest stage is
 // never slower than even's; "fastest" needs a GPU on every stage.
+// Llama 3 70B on 64 H100s as Megatron-LM trains it in fp8 (TP 4 with sequence parallelism,
+// PP 8 with 5 virtual stages, DP 2, micro batch 1, global batch 128, distributed optimizer):
+// it fits. Stage 0 peaks at Megatron-LM's interleaved warm-up plus one, 2 (p - 1) + (v - 1) p
+// + 1 = 47 chunk activations of 2 layers at 486,539,264 bytes each in fp8 (no dropout, no
+// embedding mask), on top of its static memory: 2-byte weights, fp32 gradients, 12 bytes of
+// optimizer state over 2 ranks and the fp8 copies of its GEMM weights (2 bytes each).
+TEST(ModelConfig, Llama3On64H100sInFp8Fits) {
+  const Config c = parse_config(nlohmann::json::parse(R"({
+    "model": {"preset": "llama3-70b"},
+    "training": {"micro_batch_size": 1, "global_batch_size": 128, "precision": "fp8",
+                 "sequence_parallel": true, "distributed_optimizer": true},
+    "device": "h100-sxm",
+    "pipeline": {"schedule": "interleaved-1f1b", "stages": 8, "chunks": 5},
+    "parallelism": {"tensor_parallel": 4, "data_parallel": 2}
+  })"),
+                                "cfg.json");
+  const simulator::SimulationResult r = simulate(c, build_graph(c));
+  EXPECT_EQ(r.metrics.devices[0].peak_memory, 47 * 2 * 486'539'264.0);
+  double parameters = 0, gemm = 0;
+  for (std::uint32_t k = 0; k < 5; ++k) {
+    parameters += c.model->positions[k].parameters;
+    gemm += c.model->positions[k].fp8_weight_bytes / 2;
+  }
+  const double h = 8192, layer = c.model->transformer.layer_parameters();
+  EXPECT_DOUBLE_EQ(parameters, 10 * ((layer - 2 * h) / 4 + 2 * h) + 128256 * h / 4);
+  EXPECT_DOUBLE_EQ(gemm, 10 * (layer - 2 * h) / 4);
+  EXPECT_DOUBLE_EQ(c.devices[0].static_memory, (2 + 4 + 12.0 / 2) * parameters + 2 * gemm);
+  const DeviceMemory m = device_memory(c, r.metrics.devices[0]);
+  EXPECT_FALSE(m.out_of_memory);
+  EXPECT_EQ(m.info.memory_capacity, 81559 * 1024.0 * 1024.0);  // what nvidia-smi reports
+  EXPECT_LT(m.total, 79e9);
+}
+
 TEST(ModelConfig, LayerSplitsByName) {
   auto doc = model_config();
   doc["model"]["layers"] = 16;

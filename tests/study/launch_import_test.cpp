@@ -118,6 +118,11 @@ TEST(MegatronImport, ShapeFlagsAndDefaults) {
   EXPECT_TRUE(result.warnings.empty());
   // What `perflow simulate` accepts.
   EXPECT_GT(makespan_of(plain(result.config)), 0);
+  // --hidden-dropout other than Megatron-LM's 0.1 is written (it decides the masks kept).
+  const ImportResult no_dropout =
+      import_megatron(tiny({"--hidden-dropout", "0.0"}), on("h100-sxm", 1));
+  EXPECT_EQ(no_dropout.config["model"]["hidden_dropout"], 0.0);
+  EXPECT_FALSE(result.config["model"].contains("hidden_dropout"));
 }
 
 // The data-parallel flags of megatron/training/arguments.py: buckets, the overlapped gather,
@@ -297,6 +302,8 @@ TEST(MegatronImport, Errors) {
             "'eight'");
   EXPECT_EQ(error_of(tiny({"--swiglu=yes"}), on("h100-sxm", 1)),
             "Megatron-LM flag --swiglu: takes no value, got '--swiglu=yes'");
+  EXPECT_EQ(error_of(tiny({"--hidden-dropout", "1.5"}), on("h100-sxm", 1)),
+            "Megatron-LM flag --hidden-dropout: expected a number in [0, 1], got '1.5'");
   EXPECT_EQ(error_of(tiny({"--recompute-granularity", "most"}), on("h100-sxm", 1)),
             "Megatron-LM flag --recompute-granularity: expected one of full, selective, got "
             "'most'");

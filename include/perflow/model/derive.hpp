@@ -44,7 +44,10 @@ struct PositionCosts {
   double weight_bytes = 0;     ///< parameters in the training precision (2 bytes)
   double gradient_bytes = 0;   ///< main gradients (4 bytes per parameter in fp32, 2 in bf16/fp16)
   double optimizer_bytes = 0;  ///< fp32 master weights and Adam moments (12, or 12/dp)
-  double boundary_bytes = 0;   ///< the activation sent to the next position
+  /// In fp8: Transformer Engine's cached fp8 copies of the GEMM weights (the weight and its
+  /// transpose, 2 bytes per weight), kept from a step's first microbatch to its last.
+  double fp8_weight_bytes = 0;
+  double boundary_bytes = 0;  ///< the activation sent to the next position
   double tp_allreduce_bytes = 0;
   std::uint32_t tp_allreduces = 0;  ///< in each F and each B
   /// All-reduced across data parallel replicas; with expert parallelism the expert
@@ -67,7 +70,7 @@ struct PositionCosts {
   std::vector<OperatorTime> operators;
 
   [[nodiscard]] double static_memory() const {
-    return weight_bytes + gradient_bytes + optimizer_bytes;
+    return weight_bytes + gradient_bytes + optimizer_bytes + fp8_weight_bytes;
   }
 };
 

@@ -25,6 +25,11 @@ struct Transformer {
   std::uint32_t sequence = 0;    ///< s, tokens per sample
   Mlp mlp = Mlp::Gelu;
   bool tied_embeddings = false;  ///< the LM head shares the embedding matrix
+  /// Megatron-LM's --hidden-dropout (its default 0.1): the share of the hidden activations
+  /// dropped after the embedding, the attention and the MLP. Above 0 each of those dropouts
+  /// keeps a 1-byte mask for its backward; at 0 (Llama, DeepSeek-V3) PyTorch's dropout hands
+  /// its input back and keeps nothing.
+  double hidden_dropout = 0.1;
 
   // Mixture of experts (DeepSeek-V3, Megatron-LM MoE): a MoE layer replaces the dense MLP by
   // a router, `experts` routed experts of which each token goes through `top_k`, and
