@@ -19,11 +19,59 @@ void add(PositionCosts& costs, std::span<const Operator> ops, double count,
     for (const Pass pass : {kForward, kBackward, kWeight}) {
       time.flops[pass] = op.flops[pass] * count;
       time.seconds[pass] = operator_time(op, pass, device, precision) * count / 1e9;
+      time.kernels[pass] = op.kernels[pass] * count;
+    }
+    // In fp8, Transformer Engine casts a GEMM's input before it and its output gradient
+    // (with the transpose) before the backward; the weights' casts are cached.
+    if (precision == Precision::Fp8 && op.kind == OperatorKind::Gemm) {
+      time.kernels[kForward] += count;
+      time.kernels[kBackward] += count;
     }
     costs.forward_ns += time.seconds[kForward] * 1e9;
     costs.backward_ns += time.seconds[kBackward] * 1e9;
     costs.weight_ns += time.seconds[kWeight] * 1e9;
     costs.operators.push_back(std::move(time));
+  }
+}
+
+// The host floor (docs/model.md): what the host issues for each task. Eager: every kernel
+// of the position's operators and, with tensor parallelism, its NCCL calls (an all-reduce,
+// or with sequence parallelism a reduce-scatter and an all-gather). With CUDA graphs each
+// layer's pass is one graph launch, its collectives captured in it; the embedding and the
+// head stay eager.
+void set_host_work(PositionCosts& c, const Training& training, const Degrees& degrees,
+                   const DeviceSpec& device, const std::array<double, 3>& layer_kernels,
+                   double attention_kernels, std::size_t layer_operators) {
+  std::array<double, 3> edge_kernels{};  // the embedding's and the head's
+  for (std::size_t i = layer_operators; i < c.operators.size(); ++i) {
+    for (const Pass pass : {kForward, kBackward, kWeight}) {
+      edge_kernels[pass] += c.operators[i].kernels[pass];
+    }
+  }
+  const double n = c.layers.count;
+  const double calls_per_collective = training.sequence_parallel ? 2 : 1;
+  const double tp_calls = degrees.tensor > 1 ? c.tp_allreduces * calls_per_collective : 0;
+  const double edge_calls =
+      degrees.tensor > 1 && c.layers.embedding ? calls_per_collective : 0;  // its all-reduce
+  const auto work = [&](double kernels, double nccl_calls) {
+    return HostWork{.kernels = kernels,
+                    .nccl_calls = nccl_calls,
+                    .ns = (kernels + nccl_calls) * device.kernel_launch * 1e9};
+  };
+  const auto graphs = [n](double kernels) { return kernels > 0 ? n : 0.0; };
+  const double selective = attention_kernels;
+  if (training.cuda_graphs) {
+    c.forward_host = work(graphs(layer_kernels[kForward]) + edge_kernels[kForward], edge_calls);
+    c.backward_host = work(graphs(layer_kernels[kBackward]) + edge_kernels[kBackward], edge_calls);
+    c.weight_host = work(graphs(layer_kernels[kWeight]) + edge_kernels[kWeight], 0);
+    c.recompute_host = {HostWork{}, work(graphs(selective), 0), work(graphs(layer_kernels[0]), 0)};
+  } else {
+    c.forward_host = work(layer_kernels[kForward] + edge_kernels[kForward], tp_calls);
+    c.backward_host = work(layer_kernels[kBackward] + edge_kernels[kBackward], tp_calls);
+    c.weight_host = work(layer_kernels[kWeight] + edge_kernels[kWeight], 0);
+    // Full recomputation reruns the layers' forward with its collectives, as the R task's
+    // time counts them.
+    c.recompute_host = {HostWork{}, work(selective, 0), work(layer_kernels[kForward], tp_calls)};
   }
 }
 
@@ -55,11 +103,16 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   add(c, detail::residual_operators(model, training, degrees.tensor), n, device, precision);
   const double layer_forward_ns = c.forward_ns;
   double attention_forward_ns = 0;
+  double attention_kernels = 0;           // the attention core's forward kernels
+  std::array<double, 3> layer_kernels{};  // per pass, the layers'
   for (const OperatorTime& op : c.operators) {
     if (op.name == "attention" || op.name == "softmax") {
       attention_forward_ns += op.seconds[kForward] * 1e9;
+      attention_kernels += op.kernels[kForward];
     }
+    for (const Pass pass : {kForward, kBackward, kWeight}) layer_kernels[pass] += op.kernels[pass];
   }
+  const std::size_t layer_operators = c.operators.size();
   if (layers.embedding)
     add(c, embedding_operators(model, training, degrees.tensor), 1, device, precision);
   if (layers.head) add(c, head_operators(model, training, degrees.tensor), 1, device, precision);
@@ -208,6 +261,8 @@ PositionCosts derive_position(const Transformer& model, const Training& training
     const std::uint32_t moe_mlp = degrees.expert > 1 && model.shared_experts == 0 ? moe_layers : 0;
     c.tp_allreduces = 2 * layers.count - moe_mlp + (layers.embedding ? 1 : 0);
   }
+  set_host_work(c, training, degrees, device, layer_kernels, attention_kernels, layer_operators);
+
   c.dp_gradient_bytes = gradient_width * c.parameters;
   c.dp_parameter_bytes = training.distributed_optimizer ? 2 * c.parameters : 0.0;
   if (expert_parameters > 0 && degrees.data > 1) {
@@ -263,10 +318,16 @@ std::optional<double> fit_gemm_max(std::span<const Observation> observations, do
 
 UnitSeconds unit_seconds(const Transformer& model, const Training& training, const Degrees& degrees,
                          const DeviceSpec& device, double collective_seconds) {
+  // Each pass as the task will take it: the GPU's time with its collectives, or the host's
+  // where longer (the host floor). Per unit, so a stage of host-bound layers adds up.
   const auto seconds = [&](const LayerRange& range) {
     const PositionCosts c = derive_position(model, training, degrees, device, range);
-    return (c.forward_ns + c.backward_ns + c.weight_ns + c.recompute_ns) / 1e9 +
-           2.0 * c.tp_allreduces * collective_seconds;
+    const double tp_ns = c.tp_allreduces * collective_seconds * 1e9;
+    const double recompute_host = c.recompute_host[static_cast<std::size_t>(training.recompute)].ns;
+    return (std::max(c.forward_ns + tp_ns, c.forward_host.ns) +
+            std::max(c.backward_ns + tp_ns, c.backward_host.ns) +
+            std::max(c.weight_ns, c.weight_host.ns) + std::max(c.recompute_ns, recompute_host)) /
+           1e9;
   };
   UnitSeconds out;
   out.embedding = seconds({.first = 0, .count = 0, .embedding = true});

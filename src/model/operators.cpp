@@ -13,19 +13,26 @@ namespace {
 
 constexpr double kActivationBytes = 2;  // bf16 / fp16 activations (fp8 runs keep them too)
 
+// Kernels per pass (F, B, W) as eager PyTorch with Megatron-Core and Transformer Engine
+// launches them: one GEMM each for the output, the input gradient and the weight gradient.
+constexpr std::array<double, 3> kGemmKernels = {1, 1, 1};
+
 Operator gemm(std::string_view name, double m, double k, double n) {
   const double flops = 2 * m * k * n;
   return {.name = name,
           .kind = OperatorKind::Gemm,
           .flops = {flops, flops, flops},
-          .smallest = std::min({m, k, n})};
+          .smallest = std::min({m, k, n}),
+          .kernels = kGemmKernels};
 }
 
-Operator memory(std::string_view name, double forward, double backward, double weight = 0) {
-  return {.name = name,
-          .kind = OperatorKind::Memory,
-          .bytes = {forward * kActivationBytes, backward * kActivationBytes,
-                    weight * kActivationBytes}};
+Operator memory(std::string_view name, double forward, double backward, double weight,
+                std::array<double, 3> kernels) {
+  return {
+      .name = name,
+      .kind = OperatorKind::Memory,
+      .bytes = {forward * kActivationBytes, backward * kActivationBytes, weight * kActivationBytes},
+      .kernels = kernels};
 }
 
 // An MLP of `model`'s type (GeLU or SwiGLU) with inner size `f` over `tokens` tokens, its
@@ -38,10 +45,10 @@ void append_mlp(std::vector<Operator>& ops, const MlpNames& names, Mlp mlp, doub
                 double f, double t) {
   if (mlp == Mlp::SwiGlu) {
     ops.push_back(gemm(names.gate_up, tokens, h, 2 * f / t));
-    ops.push_back(memory(names.swiglu, 3 * tokens * f / t, 5 * tokens * f / t));
+    ops.push_back(memory(names.swiglu, 3 * tokens * f / t, 5 * tokens * f / t, 0, {1, 1, 0}));
   } else {
     ops.push_back(gemm(names.up, tokens, h, f / t));
-    ops.push_back(memory(names.gelu, 2 * tokens * f / t, 3 * tokens * f / t));
+    ops.push_back(memory(names.gelu, 2 * tokens * f / t, 3 * tokens * f / t, 0, {1, 1, 0}));
   }
   ops.push_back(gemm(names.down, tokens, f / t, h));
 }
@@ -63,18 +70,24 @@ std::vector<Operator> attention_operators(const Transformer& model, const Traini
     // Scores and values (2 T s h / t FLOPs each), one fused kernel; its backward
     // recomputes the scores: twice the forward's work (Dao, FlashAttention-2, 2023).
     const double flops = 4 * tokens * s * h / t;
+    // Its kernels: the fused forward; the backward's preprocessing (dO . O), main kernel and
+    // dQ conversion (FlashAttention-2's flash_bwd_dot_do_o, flash_bwd_dq_dk_dv and
+    // flash_bwd_convert_dq kernels).
     ops.push_back({.name = "attention",
                    .kind = OperatorKind::Attention,
                    .flops = {flops, 2 * flops, 0},
-                   .smallest = model.head_dim()});
+                   .smallest = model.head_dim(),
+                   .kernels = {1, 3, 0}});
   } else {
     // Batched GEMMs per head (s x d x s, then s x s x d): small in d, far below peak; the
     // s x s scores go through memory for the softmax and dropout.
     Operator scores = gemm("attention", tokens, model.head_dim(), s * model.heads / t);
     scores.flops = {2 * scores.flops[kForward], 4 * scores.flops[kForward], 0};
+    scores.kernels = {2, 4, 0};  // two batched GEMMs, each with two gradients
     ops.push_back(scores);
     const double probabilities = b * model.heads / t * s * s;
-    ops.push_back(memory("softmax", 3 * probabilities, 4 * probabilities));
+    // The fused scale-mask-softmax and the dropout, and their gradients.
+    ops.push_back(memory("softmax", 3 * probabilities, 4 * probabilities, 0, {2, 2, 0}));
   }
   ops.push_back(gemm("projection", tokens, h / t, h));
   return ops;
@@ -99,6 +112,9 @@ std::vector<Operator> moe_mlp_operators(const Transformer& model, const Training
   // expert; its h x E weight is replicated over the tensor-parallel ranks (Megatron-LM's
   // TopKRouter).
   ops.push_back(gemm("router", d.tokens * d.r, d.h, experts));
+  // Beside its GEMM: the scores' softmax or sigmoid, the top-k and the probabilities'
+  // normalisation, and their gradients.
+  ops.back().kernels = {4, 3, 1};
   // The routed experts on the slowest rank: each token goes to top_k experts; with EP ranks
   // each holding E / EP experts, balanced routing brings a rank as many expert tokens as it
   // sends (T k), the slowest rank `load` times that. Tensor parallelism splits the experts'
@@ -121,14 +137,14 @@ std::vector<Operator> moe_mlp_operators(const Transformer& model, const Training
   // receiver permutes it into its experts' rows and back.
   const double rows = d.tokens * d.r;
   if (training.moe_dispatcher == MoeDispatcher::DeepEp) {
-    ops.push_back(memory("moe_permute", 2 * routed * d.h, 2 * routed * d.h));
-    ops.push_back(memory("moe_unpermute", 2 * routed * d.h, 2 * routed * d.h));
+    ops.push_back(memory("moe_permute", 2 * routed * d.h, 2 * routed * d.h, 0, {1, 1, 0}));
+    ops.push_back(memory("moe_unpermute", 2 * routed * d.h, 2 * routed * d.h, 0, {1, 1, 0}));
   } else {
     const double copy = rows * d.h + rows * model.top_k * d.h;
-    ops.push_back(memory("moe_permute", copy, copy));
-    ops.push_back(memory("moe_unpermute", copy, copy));
+    ops.push_back(memory("moe_permute", copy, copy, 0, {1, 1, 0}));
+    ops.push_back(memory("moe_unpermute", copy, copy, 0, {1, 1, 0}));
     if (ep > 1 && experts > ep) {
-      ops.push_back(memory("moe_sort_chunks", 4 * routed * d.h, 4 * routed * d.h));
+      ops.push_back(memory("moe_sort_chunks", 4 * routed * d.h, 4 * routed * d.h, 0, {2, 2, 0}));
     }
   }
   // Shared experts: every token, one MLP of inner size S f_e (Megatron-LM's shared expert).
@@ -145,8 +161,10 @@ std::vector<Operator> residual_operators(const Transformer& model, const Trainin
   const double tokens = d.tokens, h = d.h, r = d.r;
   // Two norms (read and write; backward reads input and gradient, writes one) and two
   // residual additions with dropout (read two, write one; backward passes the gradient).
-  return {memory("norms", 2 * 2 * tokens * h * r, 2 * 3 * tokens * h * r),
-          memory("residual", 2 * 3 * tokens * h * r, 2 * 2 * tokens * h * r)};
+  // Kernels: a norm each (its backward also reduces the norm's weight gradient: two), a fused
+  // bias-dropout-add each, and the two residual gradients summed in the backward.
+  return {memory("norms", 2 * 2 * tokens * h * r, 2 * 3 * tokens * h * r, 0, {2, 4, 0}),
+          memory("residual", 2 * 3 * tokens * h * r, 2 * 2 * tokens * h * r, 0, {2, 2, 0})};
 }
 
 }  // namespace detail
@@ -171,7 +189,9 @@ std::vector<Operator> embedding_operators(const Transformer& model, const Traini
                                           std::uint32_t tp) {
   const detail::Dimensions d = detail::dimensions(model, training, tp);
   // A row gather forward; its gradient is scattered (read-modify-write) into the table.
-  return {memory("embedding", 2 * d.tokens * d.h * d.r, 0, 4 * d.tokens * d.h)};
+  // Its gradient: sorted by token, summed per row and added into the table (PyTorch's
+  // embedding_dense_backward).
+  return {memory("embedding", 2 * d.tokens * d.h * d.r, 0, 4 * d.tokens * d.h, {1, 0, 3})};
 }
 
 std::vector<Operator> head_operators(const Transformer& model, const Training& training,
@@ -179,11 +199,14 @@ std::vector<Operator> head_operators(const Transformer& model, const Training& t
   const detail::Dimensions d = detail::dimensions(model, training, tp);
   const double t = d.t, tokens = d.tokens, h = d.h, r = d.r;
   const double logits = tokens * model.vocab / t;
-  return {memory("final_norm", 2 * tokens * h * r, 3 * tokens * h * r),
+  return {memory("final_norm", 2 * tokens * h * r, 3 * tokens * h * r, 0, {1, 2, 0}),
           gemm("lm_head", tokens, h, model.vocab / t),
           // Cross-entropy in fp32 over the logits: read them, write fp32 probabilities,
-          // reduce; the backward writes the logits' gradient (2-byte units).
-          memory("loss", 5 * logits, 4 * logits)};
+          // reduce; the backward writes the logits' gradient (2-byte units). Megatron-LM's
+          // vocabulary-parallel cross-entropy: the logits' max, shift, exponentials, their
+          // sum, the target's logit and the loss (and the averaging), about 8 kernels;
+          // its backward, the softmax less the one-hot target and its scaling, 3.
+          memory("loss", 5 * logits, 4 * logits, 0, {8, 3, 0})};
 }
 
 double operator_time(const Operator& op, Pass pass, const DeviceSpec& device, Precision precision) {

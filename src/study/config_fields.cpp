@@ -300,6 +300,11 @@ constexpr Field kDeviceTypeFields[] = {
      .min = 0,
      .max = 1,
      .exclusive_min = true},
+    {.name = "kernel_launch",
+     .kind = K::Duration,
+     .description = "with /model: the host's time to issue one kernel or NCCL call (eager "
+                    "PyTorch); a task takes at least its kernels' worth",
+     .default_value = "21us (measured on Kineto traces; docs/model.md)"},
 };
 
 }  // namespace
@@ -675,6 +680,12 @@ constexpr Field kTrainingFields[] = {
      .kind = K::Boolean,
      .description = "fused attention: no s x s scores kept (default true)",
      .default_value = "true"},
+    {.name = "cuda_graphs",
+     .kind = K::Boolean,
+     .description = "each layer's passes captured as CUDA graphs (Megatron-Core's "
+                    "--enable-cuda-graph): the host launches a graph per layer instead of "
+                    "each kernel (default false)",
+     .default_value = "false"},
 };
 
 }  // namespace

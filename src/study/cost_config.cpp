@@ -54,6 +54,9 @@ struct PartialCosts {
   std::optional<double> a2a_bytes;
   std::optional<std::uint32_t> a2a_per_pass;
   std::optional<TimeNs> forward_backward;
+  // Derived: the host's time to issue F's, B's and W's kernels and NCCL calls (the host
+  // floor: a task takes at least that); a duration given by hand replaces its floor.
+  std::optional<TimeNs> forward_host, backward_host, weight_host;
   // Derived: what the MoE layers route, priced by the dispatcher (hand-given a2a_bytes or
   // a2a_per_pass replace it).
   std::optional<MoeRouting> moe_routing;
@@ -64,6 +67,11 @@ struct PartialCosts {
     const auto take = [](auto& field, const auto& other) {
       if (other) field = other;
     };
+    // A duration given replaces the derived one and its host floor (a measured time holds
+    // its host's share).
+    if (over.forward) forward_host = over.forward_host;
+    if (over.backward) backward_host = over.backward_host;
+    if (over.weight) weight_host = over.weight_host;
     take(forward, over.forward);
     take(backward, over.backward);
     take(weight, over.weight);
@@ -133,6 +141,9 @@ PartialCosts derived_costs(const model::PositionCosts& p, double stage_static_me
   out.forward = ns(p.forward_ns);
   out.backward = ns(p.backward_ns);
   out.weight = ns(p.weight_ns);
+  out.forward_host = ns(p.forward_host.ns);
+  out.backward_host = ns(p.backward_host.ns);
+  out.weight_host = ns(p.weight_host.ns);
   out.optimizer = ns(p.optimizer_ns);
   out.activation = p.activation;
   out.backward_frees = p.backward_frees;
@@ -464,7 +475,8 @@ void resolve_recompute(const PartialCosts& p, std::uint32_t s, std::uint32_t c,
     resolved.recompute_forward = *p.recompute_forward;
   } else if (timed) {
     resolved.recompute_forward =
-        static_cast<TimeNs>(std::llround(derived->recompute_forward_ns[m])) + full_tp;
+        std::max(static_cast<TimeNs>(std::llround(derived->recompute_forward_ns[m])) + full_tp,
+                 static_cast<TimeNs>(std::llround(derived->recompute_host[m].ns)));
   } else if (mode == model::Recompute::Full) {
     resolved.recompute_forward = resolved.forward;  // the forward again, all-reduces included
   } else {
@@ -734,7 +746,10 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
         PartialCosts& p = per_stage_chunk[s * chunks + c];
         p = derived_costs(positions[s * chunks + c], stage_static,
                           config.model->training.recompute);
-        if (!config.model->timed[s]) p.forward = p.backward = p.weight = p.optimizer = {};
+        if (!config.model->timed[s]) {
+          p.forward = p.backward = p.weight = p.optimizer = {};
+          p.forward_host = p.backward_host = p.weight_host = {};
+        }
       }
     }
   }
@@ -967,10 +982,15 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
       const TimeNs tp =
           tensor_parallel_time(config.tensor_parallel, tp_link, config.tensor_parallel_nccl,
                                config.model && config.model->training.sequence_parallel, p, where);
+      // The host floor: a task takes the longer of its GPU time (compute and collectives)
+      // and its host's time to issue them.
       parallel::TaskCosts resolved{
-          require(p.forward, "forward") + tp, require(p.backward, "backward") + tp,
-          require(p.weight, "weight"),        p.activation.value_or(0.0),
-          p.backward_frees.value_or(0.0),     p.launch_overhead.value_or(0)};
+          std::max(require(p.forward, "forward") + tp, p.forward_host.value_or(0)),
+          std::max(require(p.backward, "backward") + tp, p.backward_host.value_or(0)),
+          std::max(require(p.weight, "weight"), p.weight_host.value_or(0)),
+          p.activation.value_or(0.0),
+          p.backward_frees.value_or(0.0),
+          p.launch_overhead.value_or(0)};
       resolve_recompute(p, s, c, config, tp, recompute_where, resolved);
       // Expert parallelism (DeepSeek-V3 report section 3.2.2; Megatron-LM's MoE
       // all-to-all dispatcher): each MoE layer dispatches its tokens to the experts and

@@ -27,6 +27,28 @@ std::uint64_t gradient_buckets(const Config& config, std::uint32_t s, std::uint3
                                          std::size_t{s} * config.data_parallel.chunks + c, bytes);
 }
 
+// Which side bounds a derived task: its host, when issuing the task's kernels takes at least
+// the task's resolved time (the GPU's compute and collectives, or that floor).
+std::string_view bound_by(double host_ns, TimeNs resolved) {
+  return host_ns > 0 && std::llround(host_ns) >= resolved ? "host" : "GPU";
+}
+
+nlohmann::ordered_json host_json(const model::PositionCosts& p, const parallel::TaskCosts& resolved,
+                                 std::size_t recompute) {
+  const auto side = [](const model::HostWork& w) {
+    return nlohmann::ordered_json{
+        {"ns", w.ns}, {"kernels", w.kernels}, {"nccl_calls", w.nccl_calls}};
+  };
+  return {{"forward", side(p.forward_host)},
+          {"backward", side(p.backward_host)},
+          {"weight", side(p.weight_host)},
+          {"recompute", side(p.recompute_host[recompute])},
+          {"bound",
+           {{"forward", bound_by(p.forward_host.ns, resolved.forward)},
+            {"backward", bound_by(p.backward_host.ns, resolved.backward)},
+            {"weight", bound_by(p.weight_host.ns, resolved.weight)}}}};
+}
+
 // "1.083ms each (ring Simple)".
 std::string describe_choice(const parallel::CollectiveChoice& c, std::string_view each) {
   return fmt::format("{}{} ({} {})", format_duration(c.time), each,
@@ -163,6 +185,26 @@ std::string explain(const Config& config) {
             p.recompute_ns > 0
                 ? fmt::format("   (and R {} recomputing before each B)", ns(p.recompute_ns))
                 : std::string());
+        const parallel::TaskCosts& resolved = config.costs.at(StageId{s}, c);
+        const auto kernels = [](const model::HostWork& w) {
+          return w.nccl_calls > 0 ? fmt::format("{:.0f}+{:.0f}", w.kernels, w.nccl_calls)
+                                  : fmt::format("{:.0f}", w.kernels);
+        };
+        out += fmt::format(
+            "    {:<14} {:>12} {:>12} {:>12}   ({}, {}, {} {} at {} each)\n", "host",
+            ns(p.forward_host.ns), ns(p.backward_host.ns), ns(p.weight_host.ns),
+            kernels(p.forward_host), kernels(p.backward_host), kernels(p.weight_host),
+            plan.training.cuda_graphs ? "graph launches and kernels" : "kernels (+ NCCL calls)",
+            ns(plan.kernel_launch[s] * 1e9));
+        out += fmt::format(
+            "    {:<14} {:>12} {:>12} {:>12}   (with the tensor-parallel collectives, or the "
+            "host's time where it is longer)\n",
+            "resolved", ns(double(resolved.forward)), ns(double(resolved.backward)),
+            ns(double(resolved.weight)));
+        out += fmt::format("    {:<14} {:>12} {:>12} {:>12}\n", "bound by",
+                           bound_by(p.forward_host.ns, resolved.forward),
+                           bound_by(p.backward_host.ns, resolved.backward),
+                           bound_by(p.weight_host.ns, resolved.weight));
       }
       out += fmt::format(
           "    memory: activation {} per microbatch{} (B frees {:.0f}%), weights {}{}, "
@@ -259,38 +301,41 @@ nlohmann::ordered_json explain_json(const Config& config) {
       }
       // Durations of a stage whose GPU is unknown come from /costs, not the model: null.
       const auto timed = [&](double x) { return plan.timed[s] ? Json(x) : Json(nullptr); };
-      positions.push_back({{"stage", s},
-                           {"chunk", c},
-                           {"device_type", config.devices[s].type},
-                           {"layers",
-                            {{"first", p.layers.first},
-                             {"count", p.layers.count},
-                             {"embedding", p.layers.embedding},
-                             {"head", p.layers.head}}},
-                           {"forward_ns", timed(p.forward_ns)},
-                           {"backward_ns", timed(p.backward_ns)},
-                           {"weight_ns", timed(p.weight_ns)},
-                           {"recompute_ns", timed(p.recompute_ns)},
-                           {"operators", plan.timed[s] ? operators : Json::array()},
-                           {"activation", p.activation},
-                           {"kept_activation", p.kept_activation[recompute]},
-                           {"backward_frees", p.backward_frees},
-                           {"weight_bytes", p.weight_bytes},
-                           {"gradient_bytes", p.gradient_bytes},
-                           {"optimizer_bytes", p.optimizer_bytes},
-                           {"fp8_weight_bytes", p.fp8_weight_bytes},
-                           {"boundary_bytes", p.boundary_bytes},
-                           {"tp_allreduces", p.tp_allreduces},
-                           {"tp_allreduce_bytes", p.tp_allreduce_bytes},
-                           {"dp_gradient_bytes", p.dp_gradient_bytes},
-                           {"dp_buckets", gradient_buckets(config, s, c, p.dp_gradient_bytes)},
-                           {"dp_parameter_bytes", p.dp_parameter_bytes},
-                           {"optimizer_ns", timed(p.optimizer_ns)},
-                           {"a2a_per_pass", traffic.count},
-                           {"a2a_bytes", traffic.bytes},
-                           {"all_to_all_ns", a2a},
-                           {"moe_dispatch_ns", by_dispatcher ? dispatch.dispatch : 0},
-                           {"moe_combine_ns", by_dispatcher ? dispatch.combine : 0}});
+      positions.push_back(
+          {{"stage", s},
+           {"chunk", c},
+           {"device_type", config.devices[s].type},
+           {"layers",
+            {{"first", p.layers.first},
+             {"count", p.layers.count},
+             {"embedding", p.layers.embedding},
+             {"head", p.layers.head}}},
+           {"forward_ns", timed(p.forward_ns)},
+           {"backward_ns", timed(p.backward_ns)},
+           {"weight_ns", timed(p.weight_ns)},
+           {"recompute_ns", timed(p.recompute_ns)},
+           {"host", plan.timed[s] ? host_json(p, config.costs.at(StageId{s}, c), recompute)
+                                  : Json(nullptr)},
+           {"operators", plan.timed[s] ? operators : Json::array()},
+           {"activation", p.activation},
+           {"kept_activation", p.kept_activation[recompute]},
+           {"backward_frees", p.backward_frees},
+           {"weight_bytes", p.weight_bytes},
+           {"gradient_bytes", p.gradient_bytes},
+           {"optimizer_bytes", p.optimizer_bytes},
+           {"fp8_weight_bytes", p.fp8_weight_bytes},
+           {"boundary_bytes", p.boundary_bytes},
+           {"tp_allreduces", p.tp_allreduces},
+           {"tp_allreduce_bytes", p.tp_allreduce_bytes},
+           {"dp_gradient_bytes", p.dp_gradient_bytes},
+           {"dp_buckets", gradient_buckets(config, s, c, p.dp_gradient_bytes)},
+           {"dp_parameter_bytes", p.dp_parameter_bytes},
+           {"optimizer_ns", timed(p.optimizer_ns)},
+           {"a2a_per_pass", traffic.count},
+           {"a2a_bytes", traffic.bytes},
+           {"all_to_all_ns", a2a},
+           {"moe_dispatch_ns", by_dispatcher ? dispatch.dispatch : 0},
+           {"moe_combine_ns", by_dispatcher ? dispatch.combine : 0}});
     }
   }
   out["positions"] = std::move(positions);

@@ -229,6 +229,7 @@ model::Training read_training(const JsonCursor& c) {
   if (auto x = c.find("distributed_optimizer")) t.distributed_optimizer = x->as_bool();
   if (auto x = c.find("sequence_parallel")) t.sequence_parallel = x->as_bool();
   if (auto x = c.find("flash_attention")) t.flash_attention = x->as_bool();
+  if (auto x = c.find("cuda_graphs")) t.cuda_graphs = x->as_bool();
   return t;
 }
 
@@ -256,8 +257,9 @@ std::optional<model::DeviceSpec> read_device_type_spec(const JsonCursor& type) {
     spec->peak_bf16 = spec->peak_fp16 = spec->peak_fp8 = x;
   }
   if (!spec) {
-    for (std::string_view key : {"memory_bandwidth", "link_bandwidth", "network_bandwidth",
-                                 "gemm_efficiency", "attention_efficiency", "memory_efficiency"}) {
+    for (std::string_view key :
+         {"memory_bandwidth", "link_bandwidth", "network_bandwidth", "gemm_efficiency",
+          "attention_efficiency", "memory_efficiency", "kernel_launch"}) {
       if (auto x = type.find(key)) {
         x->fail(fmt::format("{} describes a GPU for /model: give a preset or peak_flops too", key));
       }
@@ -278,6 +280,9 @@ std::optional<model::DeviceSpec> read_device_type_spec(const JsonCursor& type) {
   }
   if (auto x = type.find("memory_efficiency")) {
     spec->efficiency.memory = read_fraction(*x, kDeviceTypeSection.field("memory_efficiency"));
+  }
+  if (auto x = type.find("kernel_launch")) {
+    spec->kernel_launch = static_cast<double>(x->as_duration()) / 1e9;
   }
   if (spec->memory_bandwidth <= 0) {
     type.fail("a GPU for /model needs memory_bandwidth (or a preset that has it)");
@@ -392,9 +397,11 @@ void derive_model_costs(const JsonCursor& root, Config& config,
   untimed.peak_bf16 = untimed.peak_fp16 = untimed.peak_fp8 = 1;
   untimed.memory_bandwidth = 1;
   plan.gemm_max.assign(stages, 0.0);
+  plan.kernel_launch.assign(stages, 0.0);
   for (std::uint32_t s = 0; s < stages; ++s) {
     plan.timed[s] = devices[s].has_value();
     if (devices[s]) plan.gemm_max[s] = devices[s]->efficiency.gemm_max;
+    if (devices[s]) plan.kernel_launch[s] = devices[s]->kernel_launch;
   }
   const auto device = [&](std::uint32_t s) -> const model::DeviceSpec& {
     return devices[s] ? *devices[s] : untimed;

@@ -251,6 +251,65 @@ TEST(Derive, Fp8KeepsGemmInputsInOneByte) {
       2 * (68'608 + 4'096) * T);
 }
 
+// The host floor's counts on a GPT layer (GeLU, flash attention), per layer: F issues the
+// QKV, projection, MLP up and down GEMMs (4), the fused attention (1), the GeLU (1), two
+// norms and two bias-dropout-adds (4): 10 kernels; B the four GEMMs' input gradients, the
+// attention's three backward kernels, the GeLU's, the norms' four and the residuals' two: 14;
+// W the four weight gradients. Tensor parallelism 2 adds an NCCL call per all-reduce (two
+// per layer in F and in B), sequence parallelism two (a reduce-scatter and an all-gather).
+// fp8 adds Transformer Engine's cast before each GEMM and of each output gradient. Each
+// costs the device's kernel_launch (21 us).
+TEST(Derive, HostWorkCountsKernelsAndNcclCalls) {
+  const DeviceSpec& h100 = find_device_preset("h100-sxm")->spec;
+  EXPECT_DOUBLE_EQ(h100.kernel_launch, 21e-6);
+  const Transformer model{.layers = 8,
+                          .hidden = 1024,
+                          .ffn_hidden = 4096,
+                          .heads = 16,
+                          .kv_heads = 16,
+                          .vocab = 1000,
+                          .sequence = 512};
+  const LayerRange three{.first = 2, .count = 3};
+  Training training{.micro_batch_size = 1};
+  const auto plain = derive_position(model, training, {.tensor = 2}, h100, three);
+  EXPECT_EQ(plain.forward_host.kernels, 30);
+  EXPECT_EQ(plain.backward_host.kernels, 42);
+  EXPECT_EQ(plain.weight_host.kernels, 12);
+  EXPECT_EQ(plain.forward_host.nccl_calls, 6);
+  EXPECT_EQ(plain.backward_host.nccl_calls, 6);
+  EXPECT_EQ(plain.weight_host.nccl_calls, 0);
+  EXPECT_NEAR(plain.forward_host.ns, 36 * 21'000.0, 1e-6);
+  EXPECT_NEAR(plain.backward_host.ns, 48 * 21'000.0, 1e-6);
+  // Selective recomputation reruns the attention core (1 kernel a layer); full the forward.
+  EXPECT_EQ(plain.recompute_host[1].kernels, 3);
+  EXPECT_EQ(plain.recompute_host[2].kernels, 30);
+  EXPECT_EQ(plain.recompute_host[2].nccl_calls, 6);
+  training.sequence_parallel = true;
+  training.precision = Precision::Fp8;
+  const auto fp8 = derive_position(model, training, {.tensor = 2}, h100, three);
+  EXPECT_EQ(fp8.forward_host.kernels, 30 + 12);
+  EXPECT_EQ(fp8.backward_host.kernels, 42 + 12);
+  EXPECT_EQ(fp8.weight_host.kernels, 12);
+  EXPECT_EQ(fp8.forward_host.nccl_calls, 12);
+  // With CUDA graphs, a graph launch per layer and pass; the collectives are captured.
+  training.cuda_graphs = true;
+  const auto graphs = derive_position(model, training, {.tensor = 2}, h100, three);
+  EXPECT_EQ(graphs.forward_host.kernels, 3);
+  EXPECT_EQ(graphs.backward_host.kernels, 3);
+  EXPECT_EQ(graphs.weight_host.kernels, 3);
+  EXPECT_EQ(graphs.forward_host.nccl_calls, 0);
+  EXPECT_NEAR(graphs.forward_host.ns, 3 * 21'000.0, 1e-6);
+  // The GPU's time does not change with how the host issues it.
+  EXPECT_DOUBLE_EQ(graphs.forward_ns, fp8.forward_ns);
+  // The embedding (a lookup; its gradient 3 kernels) and the head (final norm, LM head,
+  // loss: 1 + 1 + 8 in F) stay eager, with the embedding's all-reduce.
+  const auto edges = derive_position(model, training, {.tensor = 2}, h100,
+                                     {.first = 0, .count = 1, .embedding = true, .head = true});
+  EXPECT_EQ(edges.forward_host.kernels, 1 + 1 + (1 + 2 + 8));  // + lm_head's fp8 cast
+  EXPECT_EQ(edges.weight_host.kernels, 1 + 3 + 1);
+  EXPECT_EQ(edges.forward_host.nccl_calls, 2);
+}
+
 // Moving a layer from one position to another moves exactly its costs.
 TEST(Derive, ALayerCarriesItsCosts) {
   const DeviceSpec& h100 = find_device_preset("h100-sxm")->spec;
@@ -464,8 +523,10 @@ TEST(Split, BalancedIsOptimalAndNeverSlowerThanEven) {
 
 TEST(Split, UnitSecondsAreThePositionsCosts) {
   // A position's time is the sum of its units': the embedding, its layers and the head.
+  // (With a host that issues kernels for free: each pass then takes its GPU time.)
   const Training training{.micro_batch_size = 1, .precision = Precision::Bf16};
-  const DeviceSpec& h100 = find_device_preset("h100-sxm")->spec;
+  DeviceSpec h100 = find_device_preset("h100-sxm")->spec;
+  h100.kernel_launch = 0;
   const Transformer& m = gpt3();
   const UnitSeconds units = unit_seconds(m, training, {.tensor = 8}, h100);
   ASSERT_EQ(units.layers.size(), 96u);
@@ -482,6 +543,10 @@ TEST(Split, UnitSecondsAreThePositionsCosts) {
   EXPECT_NEAR(waiting.layers[5] - units.layers[5], 0.004, 1e-12);
   EXPECT_NEAR(waiting.embedding - units.embedding, 0.002, 1e-12);
   EXPECT_NEAR(waiting.head - units.head, 0.0, 1e-12);
+  // A host slower than the GPU bounds every pass: a layer then takes its kernels' and NCCL
+  // calls' worth of host time (10 + 14 + 4 kernels, 2 + 2 calls, at 1 ms).
+  h100.kernel_launch = 1e-3;
+  EXPECT_NEAR(unit_seconds(m, training, {.tensor = 8}, h100).layers[5], 0.032, 1e-12);
 }
 
 // A small MoE shape for hand computation: h = 8, multi-head (2 heads of 4, so K and V are 8

@@ -957,9 +957,14 @@ TEST(ModelConfig, DerivesCostsMemoryAndTraffic) {
   EXPECT_EQ(one.protocol, parallel::CollectiveProtocol::Simple);
   const TimeNs tp = 4 * one.time;
   EXPECT_EQ(tp, 4 * 40856);
-  EXPECT_EQ(c.costs.at(StageId{1}, 0).forward, std::llround(expected.forward_ns) + tp);
-  EXPECT_EQ(c.costs.at(StageId{1}, 0).backward, std::llround(expected.backward_ns) + tp);
-  EXPECT_EQ(c.costs.at(StageId{1}, 0).weight, std::llround(expected.weight_ns));
+  // This small layer is host-bound (ModelConfig.HostFloorBoundsSmallTasks): each task takes
+  // the longer of its GPU time with the collectives and its host's.
+  EXPECT_EQ(c.costs.at(StageId{1}, 0).forward, std::max(std::llround(expected.forward_ns) + tp,
+                                                        std::llround(expected.forward_host.ns)));
+  EXPECT_EQ(c.costs.at(StageId{1}, 0).backward, std::max(std::llround(expected.backward_ns) + tp,
+                                                         std::llround(expected.backward_host.ns)));
+  EXPECT_EQ(c.costs.at(StageId{1}, 0).weight,
+            std::max(std::llround(expected.weight_ns), std::llround(expected.weight_host.ns)));
   EXPECT_EQ(c.costs.at(StageId{1}, 0).activation, expected.activation);
   EXPECT_EQ(c.devices[1].static_memory, expected.static_memory());
   EXPECT_EQ(c.devices[1].memory_capacity, 81559 * 1024.0 * 1024.0);  // nvidia-smi's 81,559 MiB
@@ -1023,10 +1028,44 @@ TEST(ModelConfig, Llama3On64H100sInFp8Fits) {
   EXPECT_LT(m.total, 79e9);
 }
 
+// The host floor: a small layer split over 8 tensor-parallel ranks takes less GPU time
+// than its host needs to issue it; the task takes the host's time. CUDA graphs lift the
+// floor; a measured duration replaces it; device_types.X.kernel_launch sets its rate.
+TEST(ModelConfig, HostFloorBoundsSmallTasks) {
+  auto doc = model_config();  // h 1024, 8 layers, micro batch 2 x 512 tokens, on H100s
+  doc["parallelism"] = {{"tensor_parallel", 8}, {"data_parallel", 1}};
+  const Config eager = parse_config(doc, "cfg.json");
+  const model::PositionCosts& p = eager.model->positions[1];
+  const parallel::TaskCosts& costs = eager.costs.at(StageId{1}, 0);
+  ASSERT_GT(p.backward_host.ns, p.backward_ns);
+  EXPECT_EQ(costs.backward, std::llround(p.backward_host.ns));
+  EXPECT_EQ(costs.weight, std::llround(p.weight_host.ns));
+  EXPECT_EQ(p.weight_host.ns, 2 * 4 * 21'000.0);  // 2 layers, 4 weight gradients each
+  doc["training"]["cuda_graphs"] = true;
+  const Config graphs = parse_config(doc, "cfg.json");
+  // A graph launch per layer: 2 x 21 us, still above the GPU's 11.6 us of weight gradients.
+  EXPECT_LT(graphs.model->positions[1].weight_ns, 42'000);
+  EXPECT_EQ(graphs.costs.at(StageId{1}, 0).weight, 42'000);
+  EXPECT_LT(graphs.costs.at(StageId{1}, 0).backward, costs.backward);
+  doc["training"].erase("cuda_graphs");
+  doc["costs"] = {{"weight", "1us"}};
+  EXPECT_EQ(parse_config(doc, "cfg.json").costs.at(StageId{1}, 0).weight, 1'000);
+  doc.erase("costs");
+  doc.erase("device");
+  doc["device_types"] = {{"H", {{"preset", "h100-sxm"}, {"kernel_launch", "5us"}}}};
+  doc["placement"] = {{{"stages", "0-3"}, {"device_type", "H"}}};
+  const Config fast_host = parse_config(doc, "cfg.json");
+  EXPECT_EQ(fast_host.model->positions[1].weight_host.ns, 2 * 4 * 5'000.0);
+  EXPECT_EQ(fast_host.model->kernel_launch[1], 5e-6);
+}
+
 TEST(ModelConfig, LayerSplitsByName) {
   auto doc = model_config();
   doc["model"]["layers"] = 16;
   doc["model"]["vocab"] = 256000;  // the head weighs about two layers
+  // GPU-bound: micro batches of 8 x 512 tokens (at 2 these small layers are host-bound, and a
+  // stage of host-bound layers costs their kernels whatever the split).
+  doc["training"]["micro_batch_size"] = 8;
   const Config even = parse_config(doc, "cfg.json");
   EXPECT_EQ(even.model->split, "even");
   for (const auto& p : even.model->positions) EXPECT_EQ(p.layers.count, 4u);

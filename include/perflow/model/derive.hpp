@@ -21,6 +21,15 @@ struct OperatorTime {
   double count = 1;                 ///< how many (layers) the position holds
   std::array<double, 3> flops{};    ///< per pass, all of them
   std::array<double, 3> seconds{};  ///< per pass, all of them
+  std::array<double, 3> kernels{};  ///< per pass, all of them (fp8's casts included)
+};
+
+/// What the host does for one task: the kernels (and NCCL calls) it issues and the time it
+/// takes to issue them (docs/model.md, "The host floor"). The task takes at least that.
+struct HostWork {
+  double kernels = 0;  ///< compute kernels, or CUDA graph launches with cuda_graphs
+  double nccl_calls = 0;
+  double ns = 0;  ///< (kernels + nccl_calls) x the device's kernel_launch
 };
 
 /// What one position costs per microbatch on one tensor-parallel rank, and holds.
@@ -30,6 +39,11 @@ struct PositionCosts {
   double backward_ns = 0;   ///< B (recomputation is an R task of its own)
   double weight_ns = 0;     ///< W
   double recompute_ns = 0;  ///< R with the training's recomputation (0 without)
+  /// The host's side of F, B, W and, per model::Recompute, of R: the GPU cannot run a
+  /// kernel before its host has issued it, so a task takes the longer of its GPU time and
+  /// this.
+  HostWork forward_host, backward_host, weight_host;
+  std::array<HostWork, 3> recompute_host{};
   /// Bytes one F's forward leaves for its backward (what F keeps without recomputation).
   double activation = 0;
   double backward_frees = 0;  ///< the share of them B frees (W needs the rest)
@@ -104,7 +118,8 @@ std::optional<double> fit_gemm_max(std::span<const Observation> observations, do
 
 /// What each unit a position may hold (the embedding, each layer, the head) takes on
 /// `device` per microbatch: its F + B + W + R, plus `collective_seconds` for each
-/// tensor-parallel collective it waits for in F and in B (what balanced_split weighs).
+/// tensor-parallel collective it waits for in F and in B, each pass at least its host's
+/// time to issue it (the host floor; what balanced_split weighs).
 UnitSeconds unit_seconds(const Transformer& model, const Training& training, const Degrees& degrees,
                          const DeviceSpec& device, double collective_seconds = 0);
 

@@ -28,6 +28,8 @@ struct Operator {
   std::array<double, 3> flops{};  ///< per pass
   std::array<double, 3> bytes{};  ///< moved through memory, per pass (Memory kind)
   double smallest = 0;            ///< Gemm: its smallest dimension (m, n or k)
+  /// Kernels it launches per pass, each issued by the host (docs/model.md, "The host floor").
+  std::array<double, 3> kernels{};
 };
 
 /// The operators of one transformer layer with tensor parallelism `tp`: QKV projection,

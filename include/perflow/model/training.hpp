@@ -33,6 +33,10 @@ struct Training {
   bool distributed_optimizer = false;  ///< optimizer state sharded over data parallel
   bool sequence_parallel = false;      ///< Megatron sequence parallelism (with t > 1)
   bool flash_attention = true;         ///< fused attention: no s x s scores kept
+  /// Each layer's F and backward captured as CUDA graphs (Megatron-Core's
+  /// --enable-cuda-graph): the host launches one graph per layer and pass instead of each
+  /// kernel and NCCL call.
+  bool cuda_graphs = false;
   /// The gradients' type in their buffer and reduction; unset: Megatron-LM's choice (see
   /// reduce_dtype).
   std::optional<ReduceDtype> grad_reduce_dtype = std::nullopt;

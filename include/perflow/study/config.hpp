@@ -66,6 +66,8 @@ struct ModelPlan {
   std::vector<double> peak_flops;
   /// Per stage: the GEMM efficiency (gemm_max) its device was priced with.
   std::vector<double> gemm_max;
+  /// Per stage: the host's seconds to issue one kernel on its device (0: no GPU).
+  std::vector<double> kernel_launch;
 };
 
 /// A `perflow simulate` configuration (see docs/config.md).
