@@ -21,11 +21,11 @@ void add(PositionCosts& costs, std::span<const Operator> ops, double count,
       time.seconds[pass] = operator_time(op, pass, device, precision) * count / 1e9;
       time.kernels[pass] = op.kernels[pass] * count;
     }
-    // In fp8, Transformer Engine casts a GEMM's input before it and its output gradient
-    // (with the transpose) before the backward; the weights' casts are cached.
-    if (precision == Precision::Fp8 && op.kind == OperatorKind::Gemm) {
-      time.kernels[kForward] += count;
-      time.kernels[kBackward] += count;
+    // In fp8, Transformer Engine's casts (the weights' are cached).
+    if (precision == Precision::Fp8) {
+      for (const Pass pass : {kForward, kBackward, kWeight}) {
+        time.kernels[pass] += op.fp8_casts[pass] * count;
+      }
     }
     costs.forward_ns += time.seconds[kForward] * 1e9;
     costs.backward_ns += time.seconds[kBackward] * 1e9;
@@ -50,9 +50,11 @@ void set_host_work(PositionCosts& c, const Training& training, const Degrees& de
   }
   const double n = c.layers.count;
   const double calls_per_collective = training.sequence_parallel ? 2 : 1;
-  const double tp_calls = degrees.tensor > 1 ? c.tp_allreduces * calls_per_collective : 0;
-  const double edge_calls =
-      degrees.tensor > 1 && c.layers.embedding ? calls_per_collective : 0;  // its all-reduce
+  // The embedding's one collective is one call (an all-reduce, or with sequence parallelism
+  // a reduce-scatter).
+  const double edge_calls = degrees.tensor > 1 && c.layers.embedding ? 1 : 0;
+  const double tp_calls =
+      degrees.tensor > 1 ? (c.tp_allreduces - edge_calls) * calls_per_collective + edge_calls : 0;
   const auto work = [&](double kernels, double nccl_calls) {
     return HostWork{.kernels = kernels,
                     .nccl_calls = nccl_calls,

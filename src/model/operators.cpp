@@ -17,13 +17,20 @@ constexpr double kActivationBytes = 2;  // bf16 / fp16 activations (fp8 runs kee
 // launches them: one GEMM each for the output, the input gradient and the weight gradient.
 constexpr std::array<double, 3> kGemmKernels = {1, 1, 1};
 
-Operator gemm(std::string_view name, double m, double k, double n) {
+// In fp8 a Transformer Engine GEMM casts its input (F) and its output gradient (B).
+constexpr std::array<double, 3> kFp8Casts = {1, 1, 0};
+// After a LayerNormLinear's norm, which writes its output in fp8: the gradient's cast only.
+constexpr std::array<double, 3> kFp8CastsAfterNorm = {0, 1, 0};
+
+Operator gemm(std::string_view name, double m, double k, double n,
+              std::array<double, 3> fp8_casts = kFp8Casts) {
   const double flops = 2 * m * k * n;
   return {.name = name,
           .kind = OperatorKind::Gemm,
           .flops = {flops, flops, flops},
           .smallest = std::min({m, k, n}),
-          .kernels = kGemmKernels};
+          .kernels = kGemmKernels,
+          .fp8_casts = fp8_casts};
 }
 
 Operator memory(std::string_view name, double forward, double backward, double weight,
@@ -41,13 +48,16 @@ struct MlpNames {
   std::string_view gate_up, swiglu, up, gelu, down;
 };
 
+// `after_norm`: the first GEMM is a LayerNormLinear (the dense MLP's; the experts' inputs come
+// through the router and the dispatcher).
 void append_mlp(std::vector<Operator>& ops, const MlpNames& names, Mlp mlp, double tokens, double h,
-                double f, double t) {
+                double f, double t, bool after_norm) {
+  const std::array<double, 3> first_casts = after_norm ? kFp8CastsAfterNorm : kFp8Casts;
   if (mlp == Mlp::SwiGlu) {
-    ops.push_back(gemm(names.gate_up, tokens, h, 2 * f / t));
+    ops.push_back(gemm(names.gate_up, tokens, h, 2 * f / t, first_casts));
     ops.push_back(memory(names.swiglu, 3 * tokens * f / t, 5 * tokens * f / t, 0, {1, 1, 0}));
   } else {
-    ops.push_back(gemm(names.up, tokens, h, f / t));
+    ops.push_back(gemm(names.up, tokens, h, f / t, first_casts));
     ops.push_back(memory(names.gelu, 2 * tokens * f / t, 3 * tokens * f / t, 0, {1, 1, 0}));
   }
   ops.push_back(gemm(names.down, tokens, f / t, h));
@@ -65,7 +75,7 @@ std::vector<Operator> attention_operators(const Transformer& model, const Traini
                                           std::uint32_t tp) {
   const auto [t, b, s, tokens, h, f, kv, r] = dimensions(model, training, tp);
   std::vector<Operator> ops;
-  ops.push_back(gemm("qkv", tokens, h, (h + 2 * kv) / t));
+  ops.push_back(gemm("qkv", tokens, h, (h + 2 * kv) / t, kFp8CastsAfterNorm));
   if (training.flash_attention) {
     // Scores and values (2 T s h / t FLOPs each), one fused kernel; its backward
     // recomputes the scores: twice the forward's work (Dao, FlashAttention-2, 2023).
@@ -84,6 +94,7 @@ std::vector<Operator> attention_operators(const Transformer& model, const Traini
     Operator scores = gemm("attention", tokens, model.head_dim(), s * model.heads / t);
     scores.flops = {2 * scores.flops[kForward], 4 * scores.flops[kForward], 0};
     scores.kernels = {2, 4, 0};  // two batched GEMMs, each with two gradients
+    scores.fp8_casts = {};       // in 16 bits
     ops.push_back(scores);
     const double probabilities = b * model.heads / t * s * s;
     // The fused scale-mask-softmax and the dropout, and their gradients.
@@ -98,7 +109,7 @@ std::vector<Operator> dense_mlp_operators(const Transformer& model, const Traini
   const Dimensions d = dimensions(model, training, tp);
   std::vector<Operator> ops;
   append_mlp(ops, {"mlp_gate_up", "swiglu", "mlp_up", "gelu", "mlp_down"}, model.mlp, d.tokens, d.h,
-             d.f, d.t);
+             d.f, d.t, true);
   return ops;
 }
 
@@ -111,7 +122,7 @@ std::vector<Operator> moe_mlp_operators(const Transformer& model, const Training
   // The router scores this rank's tokens (T r: split with sequence parallelism) against every
   // expert; its h x E weight is replicated over the tensor-parallel ranks (Megatron-LM's
   // TopKRouter).
-  ops.push_back(gemm("router", d.tokens * d.r, d.h, experts));
+  ops.push_back(gemm("router", d.tokens * d.r, d.h, experts, {}));
   // Beside its GEMM: the scores' softmax or sigmoid, the top-k and the probabilities'
   // normalisation, and their gradients.
   ops.back().kernels = {4, 3, 1};
@@ -124,7 +135,7 @@ std::vector<Operator> moe_mlp_operators(const Transformer& model, const Training
   const double routed = d.tokens * model.top_k * model.expert_load();
   const std::size_t first = ops.size();
   append_mlp(ops, {"expert_gate_up", "expert_swiglu", "expert_up", "expert_gelu", "expert_down"},
-             model.mlp, routed, d.h, fe, d.t);
+             model.mlp, routed, d.h, fe, d.t, false);
   const double per_expert = experts > 0 ? routed * ep / experts : routed;
   for (std::size_t i = first; i < ops.size(); ++i) {
     if (ops[i].kind == OperatorKind::Gemm) ops[i].smallest = std::min(ops[i].smallest, per_expert);
@@ -150,7 +161,7 @@ std::vector<Operator> moe_mlp_operators(const Transformer& model, const Training
   // Shared experts: every token, one MLP of inner size S f_e (Megatron-LM's shared expert).
   if (model.shared_experts > 0) {
     append_mlp(ops, {"shared_gate_up", "shared_swiglu", "shared_up", "shared_gelu", "shared_down"},
-               model.mlp, d.tokens, d.h, model.shared_experts * fe, d.t);
+               model.mlp, d.tokens, d.h, model.shared_experts * fe, d.t, false);
   }
   return ops;
 }
@@ -200,7 +211,7 @@ std::vector<Operator> head_operators(const Transformer& model, const Training& t
   const double t = d.t, tokens = d.tokens, h = d.h, r = d.r;
   const double logits = tokens * model.vocab / t;
   return {memory("final_norm", 2 * tokens * h * r, 3 * tokens * h * r, 0, {1, 2, 0}),
-          gemm("lm_head", tokens, h, model.vocab / t),
+          gemm("lm_head", tokens, h, model.vocab / t, {}),  // Megatron's output layer: not TE
           // Cross-entropy in fp32 over the logits: read them, write fp32 probabilities,
           // reduce; the backward writes the logits' gradient (2-byte units). Megatron-LM's
           // vocabulary-parallel cross-entropy: the logits' max, shift, exponentials, their

@@ -19,7 +19,7 @@ TimeNs TaskCosts::duration(TaskKind kind) const {
     case TaskKind::W:
       return weight + launch_overhead;
     case TaskKind::BW:
-      return backward + weight + launch_overhead;
+      return backward_weight.value_or(backward + weight) + launch_overhead;
     case TaskKind::R:
       return recompute ? recompute_forward + launch_overhead : 0;
     case TaskKind::A2A:

@@ -68,12 +68,17 @@ Calibration calibrate(const Config& config, const Config& measured) {
       // a split backward measures them.
       const parallel::TaskCosts& model_costs = config.costs.at(StageId{s}, c);
       const parallel::TaskCosts& m = measured.costs.at(StageId{s}, c);
-      const double model_bw = double(model_costs.backward + model_costs.weight);
-      if (m.forward > 0) {
+      // A task its host bounds (the host floor) says nothing of the GEMMs' efficiency: left out.
+      const double model_bw =
+          double(model_costs.duration(TaskKind::BW) - model_costs.launch_overhead);
+      const bool forward_by_host = std::llround(p.forward_host.ns) >= model_costs.forward;
+      const bool backward_by_host =
+          std::llround(p.backward_host.ns + p.weight_host.ns) >= std::llround(model_bw);
+      if (m.forward > 0 && !forward_by_host) {
         fit.observations.push_back(
             {gemm_f, double(model_costs.forward) - gemm_f, double(m.forward)});
       }
-      if (m.backward + m.weight > 0) {
+      if (m.backward + m.weight > 0 && !backward_by_host) {
         fit.observations.push_back({gemm_bw, model_bw - gemm_bw, double(m.backward + m.weight)});
       }
     }

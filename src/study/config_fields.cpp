@@ -304,7 +304,7 @@ constexpr Field kDeviceTypeFields[] = {
      .kind = K::Duration,
      .description = "with /model: the host's time to issue one kernel or NCCL call (eager "
                     "PyTorch); a task takes at least its kernels' worth",
-     .default_value = "21us (measured on Kineto traces; docs/model.md)"},
+     .default_value = "24us (measured on Kineto traces; docs/model.md)"},
 };
 
 }  // namespace

@@ -983,14 +983,21 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
           tensor_parallel_time(config.tensor_parallel, tp_link, config.tensor_parallel_nccl,
                                config.model && config.model->training.sequence_parallel, p, where);
       // The host floor: a task takes the longer of its GPU time (compute and collectives)
-      // and its host's time to issue them.
+      // and its host's time to issue them; a fused BW, the longer of the two together.
+      const TimeNs gpu_backward = require(p.backward, "backward") + tp;
+      const TimeNs gpu_weight = require(p.weight, "weight");
       parallel::TaskCosts resolved{
           std::max(require(p.forward, "forward") + tp, p.forward_host.value_or(0)),
-          std::max(require(p.backward, "backward") + tp, p.backward_host.value_or(0)),
-          std::max(require(p.weight, "weight"), p.weight_host.value_or(0)),
+          std::max(gpu_backward, p.backward_host.value_or(0)),
+          std::max(gpu_weight, p.weight_host.value_or(0)),
           p.activation.value_or(0.0),
           p.backward_frees.value_or(0.0),
           p.launch_overhead.value_or(0)};
+      if (p.backward_host || p.weight_host) {
+        const TimeNs fused = std::max(gpu_backward + gpu_weight,
+                                      p.backward_host.value_or(0) + p.weight_host.value_or(0));
+        if (fused != resolved.backward + resolved.weight) resolved.backward_weight = fused;
+      }
       resolve_recompute(p, s, c, config, tp, recompute_where, resolved);
       // Expert parallelism (DeepSeek-V3 report section 3.2.2; Megatron-LM's MoE
       // all-to-all dispatcher): each MoE layer dispatches its tokens to the experts and

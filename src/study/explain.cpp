@@ -27,10 +27,10 @@ std::uint64_t gradient_buckets(const Config& config, std::uint32_t s, std::uint3
                                          std::size_t{s} * config.data_parallel.chunks + c, bytes);
 }
 
-// Which side bounds a derived task: its host, when issuing the task's kernels takes at least
-// the task's resolved time (the GPU's compute and collectives, or that floor).
+// Which side bounds a derived task: its host when the resolved time is the host's (the floor
+// was taken over the GPU's compute and collectives; a duration given by hand has none).
 std::string_view bound_by(double host_ns, TimeNs resolved) {
-  return host_ns > 0 && std::llround(host_ns) >= resolved ? "host" : "GPU";
+  return host_ns > 0 && std::llround(host_ns) == resolved ? "host" : "GPU";
 }
 
 nlohmann::ordered_json host_json(const model::PositionCosts& p, const parallel::TaskCosts& resolved,
@@ -273,6 +273,7 @@ nlohmann::ordered_json explain_json(const Config& config) {
                      {"sequence_parallel", t.sequence_parallel},
                      {"distributed_optimizer", t.distributed_optimizer},
                      {"flash_attention", t.flash_attention},
+                     {"cuda_graphs", t.cuda_graphs},
                      {"grad_reduce_dtype", model::to_string(t.reduce_dtype())}};
   out["layout"] = {{"tensor_parallel", config.tensor_parallel},
                    {"pipeline", config.pipeline.stages},

@@ -176,6 +176,7 @@ nlohmann::ordered_json write_config(const ImportedRun& run, const std::string& g
   if (run.distributed_optimizer) training["distributed_optimizer"] = true;
   if (!run.grad_reduce_dtype.empty()) training["grad_reduce_dtype"] = run.grad_reduce_dtype;
   if (!run.flash_attention) training["flash_attention"] = false;
+  if (run.cuda_graphs) training["cuda_graphs"] = true;
   config["training"] = training;
 
   config["device"] = gpu;

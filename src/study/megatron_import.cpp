@@ -130,10 +130,8 @@ constexpr Flag kFlags[] = {
     lacking("--moe-shared-expert-overlap", kSwitch,
             "the shared experts are not overlapped with the all-to-alls"),
     lacking("--hybrid-layer-pattern", Arity::One, "PerFlow models transformer layers only"),
-    lacking("--cuda-graph-impl", Arity::One, "CUDA graphs' lower launch overhead is not modelled"),
-    lacking("--enable-cuda-graph", kSwitch, "CUDA graphs' lower launch overhead is not modelled"),
-    lacking("--external-cuda-graph", kSwitch,
-            "CUDA graphs' lower launch overhead is not modelled"),
+    used("--cuda-graph-impl"), used("--enable-cuda-graph", kSwitch),
+    used("--external-cuda-graph", kSwitch),
     lacking("--tensor-parallel-num-weight-shards", Arity::One,
             "PerFlow has no weight-sharded tensor parallelism"),
 
@@ -149,7 +147,7 @@ constexpr Flag kFlags[] = {
     ignored("--optimizer"), ignored("--loss-scale"), ignored("--initial-loss-scale"),
     ignored("--min-loss-scale"), ignored("--loss-scale-window"), ignored("--hysteresis"),
     ignored("--init-method-std"), ignored("--init-method-xavier-uniform", kSwitch),
-    ignored("--attention-dropout"), ignored("--hidden-dropout"), ignored("--seed"),
+    ignored("--attention-dropout"), used("--hidden-dropout"), ignored("--seed"),
     ignored("--train-iters"), ignored("--train-samples"), ignored("--exit-interval"),
     ignored("--exit-duration-in-mins"), ignored("--exit-signal-handler", kSwitch),
     // Shape details PerFlow's cost model does not distinguish.
@@ -714,6 +712,10 @@ ImportResult import_megatron(std::span<const std::string> args, const ImportOpti
   run.layers = layer_split(flags, run);
   // arguments.py turns sequence parallelism off without tensor parallelism.
   run.sequence_parallel = flags.has("--sequence-parallel") && run.tensor_parallel > 1;
+  // Each layer's passes as CUDA graphs: --enable-cuda-graph (Megatron-Core's local graphs),
+  // --external-cuda-graph, or --cuda-graph-impl local|transformer_engine (not "none").
+  run.cuda_graphs = flags.has("--enable-cuda-graph") || flags.has("--external-cuda-graph") ||
+                    (flags.has("--cuda-graph-impl") && flags.get("--cuda-graph-impl") != "none");
 
   run.micro_batch = flags.required("--micro-batch-size");
   if (flags.has("--fp8-format")) {

@@ -1040,12 +1040,20 @@ TEST(ModelConfig, HostFloorBoundsSmallTasks) {
   ASSERT_GT(p.backward_host.ns, p.backward_ns);
   EXPECT_EQ(costs.backward, std::llround(p.backward_host.ns));
   EXPECT_EQ(costs.weight, std::llround(p.weight_host.ns));
-  EXPECT_EQ(p.weight_host.ns, 2 * 4 * 21'000.0);  // 2 layers, 4 weight gradients each
+  // Both host-bound: a fused BW issues B's and W's kernels, one after the other.
+  EXPECT_EQ(costs.duration(TaskKind::BW), costs.backward + costs.weight);
+  EXPECT_EQ(p.weight_host.ns, 2 * 4 * 24'000.0);  // 2 layers, 4 weight gradients each
   doc["training"]["cuda_graphs"] = true;
   const Config graphs = parse_config(doc, "cfg.json");
-  // A graph launch per layer: 2 x 21 us, still above the GPU's 11.6 us of weight gradients.
-  EXPECT_LT(graphs.model->positions[1].weight_ns, 42'000);
-  EXPECT_EQ(graphs.costs.at(StageId{1}, 0).weight, 42'000);
+  // A graph launch per layer: 2 x 24 us, still above the GPU's 11.6 us of weight gradients.
+  EXPECT_LT(graphs.model->positions[1].weight_ns, 48'000);
+  EXPECT_EQ(graphs.costs.at(StageId{1}, 0).weight, 48'000);
+  // B is the GPU's (its compute and collectives beyond its 48 us of graph launches), so a
+  // fused BW takes the GPU's B and W together: the W's floor hides behind B's GPU time.
+  const parallel::TaskCosts& graphed = graphs.costs.at(StageId{1}, 0);
+  EXPECT_GT(graphed.backward, 96'000);
+  EXPECT_EQ(graphed.duration(TaskKind::BW),
+            graphed.backward + std::llround(graphs.model->positions[1].weight_ns));
   EXPECT_LT(graphs.costs.at(StageId{1}, 0).backward, costs.backward);
   doc["training"].erase("cuda_graphs");
   doc["costs"] = {{"weight", "1us"}};

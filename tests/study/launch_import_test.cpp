@@ -123,6 +123,15 @@ TEST(MegatronImport, ShapeFlagsAndDefaults) {
       import_megatron(tiny({"--hidden-dropout", "0.0"}), on("h100-sxm", 1));
   EXPECT_EQ(no_dropout.config["model"]["hidden_dropout"], 0.0);
   EXPECT_FALSE(result.config["model"].contains("hidden_dropout"));
+  // CUDA graphs, as Megatron-LM's flags ask for them; "none" asks for none.
+  for (const auto& flags : {std::vector<std::string>{"--enable-cuda-graph"},
+                            std::vector<std::string>{"--cuda-graph-impl", "transformer_engine"}}) {
+    EXPECT_EQ(import_megatron(tiny(flags), on("h100-sxm", 1)).config["training"]["cuda_graphs"],
+              true);
+  }
+  EXPECT_FALSE(import_megatron(tiny({"--cuda-graph-impl", "none"}), on("h100-sxm", 1))
+                   .config["training"]
+                   .contains("cuda_graphs"));
 }
 
 // The data-parallel flags of megatron/training/arguments.py: buckets, the overlapped gather,

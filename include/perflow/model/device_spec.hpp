@@ -51,9 +51,9 @@ struct DeviceSpec {
   bool nvls = false;  ///< the node's NVSwitches reduce in the switch (NVLink SHARP)
   Efficiency efficiency;
   /// Host seconds to issue one kernel in eager PyTorch (the op's Python call, the dispatcher
-  /// and the launch): the median over the Kineto traces of tests/data (docs/model.md, "The
-  /// host floor"; docs/model_validation/host_launch.py).
-  double kernel_launch = 21e-6;
+  /// and the launch): the median over the Kineto traces of tests/data, to the microsecond
+  /// (docs/model.md, "The host floor"; docs/model_validation/host_launch.py).
+  double kernel_launch = 24e-6;
 
   /// Peak dense FLOP/s in `precision`; 0 when the device has none.
   [[nodiscard]] double peak(Precision precision) const;

@@ -30,6 +30,10 @@ struct Operator {
   double smallest = 0;            ///< Gemm: its smallest dimension (m, n or k)
   /// Kernels it launches per pass, each issued by the host (docs/model.md, "The host floor").
   std::array<double, 3> kernels{};
+  /// The kernels fp8 adds per pass (Transformer Engine's casts): a GEMM's input before F,
+  /// unless the norm before it writes fp8 itself (LayerNormLinear), and its output gradient
+  /// before B; none for the GEMMs that stay in 16 bits (router, LM head, unfused attention).
+  std::array<double, 3> fp8_casts{};
 };
 
 /// The operators of one transformer layer with tensor parallelism `tp`: QKV projection,

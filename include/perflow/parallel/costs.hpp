@@ -39,6 +39,10 @@ struct TaskCosts {
   /// gradient of a dispatch is a combine and the other way round); W none. An A2A task
   /// holds it (parallel::add_all_to_all).
   TimeNs all_to_all = 0;
+  /// A fused BW's own time where it is not backward + weight: with /model's host floor, the
+  /// longer of the GPU's B and W together and the host's (each of backward and weight is
+  /// floored on its own for the schedules that split them). Unset: backward + weight.
+  std::optional<TimeNs> backward_weight = std::nullopt;
   /// An overlapped forward-backward pair whose F is this chunk's: its measured time
   /// (DeepSeek-V3's F&B); unset: derived (see pair_duration).
   std::optional<TimeNs> forward_backward = std::nullopt;

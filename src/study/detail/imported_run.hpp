@@ -35,6 +35,7 @@ struct ImportedRun {
   bool sequence_parallel = false;
   bool distributed_optimizer = false;
   bool flash_attention = true;
+  bool cuda_graphs = false;  ///< each layer's passes captured as CUDA graphs
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = false;
   std::optional<std::uint32_t> grad_bucket_size;  ///< parameters; unset: Megatron-Core's rule
