@@ -19,13 +19,9 @@ void add(PositionCosts& costs, std::span<const Operator> ops, double count,
     for (const Pass pass : {kForward, kBackward, kWeight}) {
       time.flops[pass] = op.flops[pass] * count;
       time.seconds[pass] = operator_time(op, pass, device, precision) * count / 1e9;
-      time.kernels[pass] = op.kernels[pass] * count;
-    }
-    // In fp8, Transformer Engine's casts (the weights' are cached).
-    if (precision == Precision::Fp8) {
-      for (const Pass pass : {kForward, kBackward, kWeight}) {
-        time.kernels[pass] += op.fp8_casts[pass] * count;
-      }
+      // In fp8, with Transformer Engine's casts (the weights' are cached).
+      const double casts = precision == Precision::Fp8 ? op.fp8_casts[pass] : 0.0;
+      time.kernels[pass] = (op.kernels[pass] + casts) * count;
     }
     costs.forward_ns += time.seconds[kForward] * 1e9;
     costs.backward_ns += time.seconds[kBackward] * 1e9;
@@ -39,14 +35,17 @@ void add(PositionCosts& costs, std::span<const Operator> ops, double count,
 // or with sequence parallelism a reduce-scatter and an all-gather). With CUDA graphs each
 // layer's pass is one graph launch, its collectives captured in it; the embedding and the
 // head stay eager.
+// c.operators holds the layers' operators first (`layer_operators` of them), then the
+// embedding's and the head's; `selective` is the attention core's forward kernels, what
+// selective recomputation reruns.
 void set_host_work(PositionCosts& c, const Training& training, const Degrees& degrees,
-                   const DeviceSpec& device, const std::array<double, 3>& layer_kernels,
-                   double attention_kernels, std::size_t layer_operators) {
+                   const DeviceSpec& device, std::size_t layer_operators, double selective) {
+  std::array<double, 3> layer_kernels{};
   std::array<double, 3> edge_kernels{};  // the embedding's and the head's
-  for (std::size_t i = layer_operators; i < c.operators.size(); ++i) {
-    for (const Pass pass : {kForward, kBackward, kWeight}) {
-      edge_kernels[pass] += c.operators[i].kernels[pass];
-    }
+  for (std::size_t i = 0; i < c.operators.size(); ++i) {
+    std::array<double, 3>& sum = i < layer_operators ? layer_kernels : edge_kernels;
+    for (const Pass pass : {kForward, kBackward, kWeight})
+      sum[pass] += c.operators[i].kernels[pass];
   }
   const double n = c.layers.count;
   const double calls_per_collective = training.sequence_parallel ? 2 : 1;
@@ -61,12 +60,12 @@ void set_host_work(PositionCosts& c, const Training& training, const Degrees& de
                     .ns = (kernels + nccl_calls) * device.kernel_launch * 1e9};
   };
   const auto graphs = [n](double kernels) { return kernels > 0 ? n : 0.0; };
-  const double selective = attention_kernels;
   if (training.cuda_graphs) {
     c.forward_host = work(graphs(layer_kernels[kForward]) + edge_kernels[kForward], edge_calls);
     c.backward_host = work(graphs(layer_kernels[kBackward]) + edge_kernels[kBackward], edge_calls);
     c.weight_host = work(graphs(layer_kernels[kWeight]) + edge_kernels[kWeight], 0);
-    c.recompute_host = {HostWork{}, work(graphs(selective), 0), work(graphs(layer_kernels[0]), 0)};
+    c.recompute_host = {HostWork{}, work(graphs(selective), 0),
+                        work(graphs(layer_kernels[kForward]), 0)};
   } else {
     c.forward_host = work(layer_kernels[kForward] + edge_kernels[kForward], tp_calls);
     c.backward_host = work(layer_kernels[kBackward] + edge_kernels[kBackward], tp_calls);
@@ -105,14 +104,12 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   add(c, detail::residual_operators(model, training, degrees.tensor), n, device, precision);
   const double layer_forward_ns = c.forward_ns;
   double attention_forward_ns = 0;
-  double attention_kernels = 0;           // the attention core's forward kernels
-  std::array<double, 3> layer_kernels{};  // per pass, the layers'
+  double attention_kernels = 0;  // the attention core's forward kernels
   for (const OperatorTime& op : c.operators) {
     if (op.name == "attention" || op.name == "softmax") {
       attention_forward_ns += op.seconds[kForward] * 1e9;
       attention_kernels += op.kernels[kForward];
     }
-    for (const Pass pass : {kForward, kBackward, kWeight}) layer_kernels[pass] += op.kernels[pass];
   }
   const std::size_t layer_operators = c.operators.size();
   if (layers.embedding)
@@ -142,17 +139,17 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   // The attention core keeps Q, K, V and its output (2 bytes; the output is the projection's
   // input). In fp8 the projection keeps its own 1-byte copy of it as well.
   const double projection_copy = precision == Precision::Fp8 ? q * tokens * h : 0.0;
-  const double sharded =
-      (2 * tokens * h + 4 * tokens * kv + 2 * tokens * h + projection_copy + mlp_inside) / t;
+  const double attention_kept = 2 * tokens * h + 4 * tokens * kv + 2 * tokens * h + projection_copy;
+  const double sharded = (attention_kept + mlp_inside) / t;
   const double scores = 5 * model.heads * s * s * b / t;  // softmax output, mask, dropout
   // Per layer, what F keeps: everything (34sbh + 5as^2b/t without flash attention), all but
   // the attention scores (selective: 34sbh) or the layer's input (full: 2sbh).
   const double per_layer = replicated + sharded + (training.flash_attention ? 0.0 : scores);
   const std::array<double, 3> kept_per_layer = {per_layer, replicated + sharded,
                                                 2 * tokens * h * r};
-  // What W still needs after B: the inputs of the weight GEMMs.
-  const double weight_inputs =
-      q * tokens * h * r + q * tokens * h / t + q * tokens * h * r + q * tokens * f / t;
+  // What W still needs after B: the inputs of the weight GEMMs (QKV, projection, the MLP's).
+  const double attention_weight_inputs = q * tokens * h * r + q * tokens * h / t;
+  const double weight_inputs = attention_weight_inputs + q * tokens * h * r + q * tokens * f / t;
 
   // A MoE layer keeps the same but for the dense MLP's inside (m T f / t), which becomes:
   //   4 T r E      the router's fp32 probabilities (its softmax output, as Korthikanti counts
@@ -170,15 +167,13 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   const double fe = model.expert_hidden();
   const double routed = tokens * model.top_k * model.expert_load();
   const double shared = tokens * model.shared_experts;
-  const double moe_sharded = (2 * tokens * h + 4 * tokens * kv + 2 * tokens * h + projection_copy +
-                              inside * (routed + shared) * fe) /
-                                 t +
+  const double moe_sharded = (attention_kept + inside * (routed + shared) * fe) / t +
                              q * routed * h + 4 * tokens * r * model.experts;
   const double moe_per_layer = replicated + moe_sharded + (training.flash_attention ? 0.0 : scores);
   const std::array<double, 3> moe_kept_per_layer = {moe_per_layer, replicated + moe_sharded,
                                                     2 * tokens * h * r};
-  const double moe_weight_inputs = q * tokens * h * r + q * tokens * h / t + q * tokens * h * r +
-                                   q * routed * h + q * (routed + shared) * fe / t;
+  const double moe_weight_inputs = attention_weight_inputs + q * tokens * h * r + q * routed * h +
+                                   q * (routed + shared) * fe / t;
 
   double extra = 0;  // kept whatever is recomputed
   double kept_by_w = nd * weight_inputs;
@@ -263,7 +258,7 @@ PositionCosts derive_position(const Transformer& model, const Training& training
     const std::uint32_t moe_mlp = degrees.expert > 1 && model.shared_experts == 0 ? moe_layers : 0;
     c.tp_allreduces = 2 * layers.count - moe_mlp + (layers.embedding ? 1 : 0);
   }
-  set_host_work(c, training, degrees, device, layer_kernels, attention_kernels, layer_operators);
+  set_host_work(c, training, degrees, device, layer_operators, attention_kernels);
 
   c.dp_gradient_bytes = gradient_width * c.parameters;
   c.dp_parameter_bytes = training.distributed_optimizer ? 2 * c.parameters : 0.0;
