@@ -80,10 +80,10 @@ def test_calibrate_is_the_cli_text_and_json(golden, monkeypatch):
     [fit] = calibration.device_types
     assert fit.device_type == "h100-sxm"
     assert fit.observations == 4
-    assert fit.gemm_efficiency_before == 0.7
-    assert fit.gemm_efficiency == 0.55
-    assert fit.mean_error_before == 0.1640011193482182
-    assert fit.mean_error_after == 1.9117432979289072e-06
+    assert fit.gemm_efficiency_before == 0.66
+    assert fit.gemm_efficiency == 0.545
+    assert fit.mean_error_before == 0.13358340453366135
+    assert fit.mean_error_after == 0.0018259302820817559
     assert (calibration.config_file, calibration.measured_file) == ("config.json",
                                                                     "measured.json")
 

@@ -120,6 +120,7 @@ int run(int argc, char** argv) {
   add_calibrate_command(app);
   add_devices_command(app);
   add_models_command(app);
+  add_gemm_command(app);
   add_schema_command(app);
   try {
     if (argc > 1 && argv[1][0] != '-') check_command_name(app, argv[1]);

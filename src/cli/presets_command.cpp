@@ -26,6 +26,8 @@ void print_devices(bool json) {
            {"memory_capacity", d.memory_capacity},
            {"link_bandwidth", d.link_bandwidth},
            {"network_bandwidth", d.network_bandwidth},
+           {"sms", d.sms},
+           {"gemm_efficiency", d.efficiency.gemm_max},
            {"source", p.source}});
     }
     fmt::print("{}\n", list.dump(1));

@@ -18,7 +18,12 @@ void add(PositionCosts& costs, std::span<const Operator> ops, double count,
         .name = std::string(op.name), .gemm = op.kind == OperatorKind::Gemm, .count = count};
     for (const Pass pass : {kForward, kBackward, kWeight}) {
       time.flops[pass] = op.flops[pass] * count;
-      time.seconds[pass] = operator_time(op, pass, device, precision) * count / 1e9;
+      if (op.kind == OperatorKind::Gemm) {
+        time.plans[pass] = operator_gemm_plan(op, pass, device, precision);
+        time.seconds[pass] = time.plans[pass].ns * count / 1e9;
+      } else {
+        time.seconds[pass] = operator_time(op, pass, device, precision) * count / 1e9;
+      }
       // In fp8, with Transformer Engine's casts (the weights' are cached).
       const double casts = precision == Precision::Fp8 ? op.fp8_casts[pass] : 0.0;
       time.kernels[pass] = (op.kernels[pass] + casts) * count;
@@ -106,7 +111,7 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   double attention_forward_ns = 0;
   double attention_kernels = 0;  // the attention core's forward kernels
   for (const OperatorTime& op : c.operators) {
-    if (op.name == "attention" || op.name == "softmax") {
+    if (is_attention_core(op.name)) {
       attention_forward_ns += op.seconds[kForward] * 1e9;
       attention_kernels += op.kernels[kForward];
     }

@@ -28,9 +28,24 @@ Operator gemm(std::string_view name, double m, double k, double n,
   return {.name = name,
           .kind = OperatorKind::Gemm,
           .flops = {flops, flops, flops},
-          .smallest = std::min({m, k, n}),
+          .shape = {.m = m, .n = n, .k = k},
           .kernels = kGemmKernels,
-          .fp8_casts = fp8_casts};
+          .fp8_casts = fp8_casts,
+          // Without Transformer Engine's casts it is no fp8 GEMM: it runs in 16 bits.
+          .sixteen_bit = fp8_casts == std::array<double, 3>{}};
+}
+
+// A batched product of two activations (the unfused attention's, one per head and sample):
+// F one GEMM, B its two gradients, in 16 bits.
+Operator activation_gemm(std::string_view name, double m, double k, double n, double batch) {
+  const double flops = 2 * m * k * n * batch;
+  return {.name = name,
+          .kind = OperatorKind::Gemm,
+          .flops = {flops, 2 * flops, 0},
+          .shape = {.m = m, .n = n, .k = k, .batch = batch},
+          .kernels = {1, 2, 0},
+          .activation_operands = true,
+          .sixteen_bit = true};
 }
 
 Operator memory(std::string_view name, double forward, double backward, double weight,
@@ -86,17 +101,16 @@ std::vector<Operator> attention_operators(const Transformer& model, const Traini
     ops.push_back({.name = "attention",
                    .kind = OperatorKind::Attention,
                    .flops = {flops, 2 * flops, 0},
-                   .smallest = model.head_dim(),
                    .kernels = {1, 3, 0}});
   } else {
-    // Batched GEMMs per head (s x d x s, then s x s x d): small in d, far below peak; the
-    // s x s scores go through memory for the softmax and dropout.
-    Operator scores = gemm("attention", tokens, model.head_dim(), s * model.heads / t);
-    scores.flops = {2 * scores.flops[kForward], 4 * scores.flops[kForward], 0};
-    scores.kernels = {2, 4, 0};  // two batched GEMMs, each with two gradients
-    scores.fp8_casts = {};       // in 16 bits
-    ops.push_back(scores);
-    const double probabilities = b * model.heads / t * s * s;
+    // Batched GEMMs per head and sample: the scores Q K^T (s x s, reducing d) and the
+    // context P V (s x d, reducing s); the s x s scores go through memory for the softmax
+    // and dropout.
+    const double d = model.head_dim();
+    const double heads = b * model.heads / t;
+    ops.push_back(activation_gemm("attention_scores", s, d, s, heads));
+    ops.push_back(activation_gemm("attention_context", s, s, d, heads));
+    const double probabilities = heads * s * s;
     // The fused scale-mask-softmax and the dropout, and their gradients.
     ops.push_back(memory("softmax", 3 * probabilities, 4 * probabilities, 0, {2, 2, 0}));
   }
@@ -136,9 +150,11 @@ std::vector<Operator> moe_mlp_operators(const Transformer& model, const Training
   const std::size_t first = ops.size();
   append_mlp(ops, {"expert_gate_up", "expert_swiglu", "expert_up", "expert_gelu", "expert_down"},
              model.mlp, routed, d.h, fe, d.t, false);
-  const double per_expert = experts > 0 ? routed * ep / experts : routed;
+  const double local_experts = experts > 0 ? experts / ep : 1;
   for (std::size_t i = first; i < ops.size(); ++i) {
-    if (ops[i].kind == OperatorKind::Gemm) ops[i].smallest = std::min(ops[i].smallest, per_expert);
+    if (ops[i].kind != OperatorKind::Gemm) continue;
+    ops[i].shape.m = routed / local_experts;
+    ops[i].shape.batch = local_experts;
   }
   // The dispatcher's permutations, memory-bound copies of token rows (each pass mirrors the
   // other). alltoall (Megatron-Core's MoEAlltoAllTokenDispatcher) copies each of the rank's
@@ -220,12 +236,37 @@ std::vector<Operator> head_operators(const Transformer& model, const Training& t
           memory("loss", 5 * logits, 4 * logits, 0, {8, 3, 0})};
 }
 
+GemmPlan operator_gemm_plan(const Operator& op, Pass pass, const DeviceSpec& device,
+                            Precision precision) {
+  if (op.kind != OperatorKind::Gemm || op.flops[pass] == 0) return {};
+  if (op.sixteen_bit && precision == Precision::Fp8) precision = Precision::Bf16;
+  const GemmShape& x = op.shape;
+  const GemmShape input_gradient{.m = x.m, .n = x.k, .k = x.n, .batch = x.batch};
+  const GemmShape weight_gradient{.m = x.k, .n = x.n, .k = x.m, .batch = x.batch};
+  switch (pass) {
+    case kForward:
+      return plan_gemm(x, device, precision);
+    case kBackward: {
+      GemmPlan plan = plan_gemm(input_gradient, device, precision);
+      if (op.activation_operands) {
+        const GemmPlan other = plan_gemm(weight_gradient, device, precision);
+        plan.fraction_of_peak =
+            op.flops[pass] / ((plan.ns + other.ns) * device.peak(precision)) * 1e9;
+        plan.ns += other.ns;
+      }
+      return plan;
+    }
+    case kWeight:
+      return plan_gemm(weight_gradient, device, precision, GemmOutput::AccumulatedGradient);
+  }
+  return {};
+}
+
 double operator_time(const Operator& op, Pass pass, const DeviceSpec& device, Precision precision) {
   const Efficiency& e = device.efficiency;
   switch (op.kind) {
     case OperatorKind::Gemm:
-      if (op.flops[pass] == 0) return 0;
-      return op.flops[pass] / (device.peak(precision) * e.gemm(op.smallest)) * 1e9;
+      return operator_gemm_plan(op, pass, device, precision).ns;
     case OperatorKind::Attention: {
       // Attention stays in 16-bit arithmetic in fp8 runs (Transformer Engine).
       const double peak = device.peak(precision == Precision::Fp8 ? Precision::Bf16 : precision);
@@ -236,6 +277,11 @@ double operator_time(const Operator& op, Pass pass, const DeviceSpec& device, Pr
       return op.bytes[pass] / (device.memory_bandwidth * e.memory) * 1e9;
   }
   return 0;
+}
+
+bool is_attention_core(std::string_view name) {
+  return name == "attention" || name == "attention_scores" || name == "attention_context" ||
+         name == "softmax";
 }
 
 }  // namespace perflow::model

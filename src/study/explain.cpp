@@ -18,6 +18,38 @@
 namespace perflow::study {
 namespace {
 
+// A GEMM operator's kernels (model::plan_gemm): the share of peak each pass reaches and the
+// forward's tile and waves, e.g. "64/61/58 256x128 x 3.88 stream-K".
+std::string gemm_summary(const std::array<model::GemmPlan, 3>& plans) {
+  std::string shares;
+  for (const model::GemmPlan& plan : plans) {
+    if (!shares.empty()) shares += "/";
+    shares += plan.ns > 0 ? fmt::format("{:.0f}", plan.fraction_of_peak * 100) : "-";
+  }
+  const model::GemmPlan& f = plans[model::kForward];
+  return fmt::format("{} {}x{} x {:.2f}{}{}", shares, f.tile.m, f.tile.n, f.waves,
+                     f.stream_k ? " stream-K" : "", f.memory_bound ? " memory-bound" : "");
+}
+
+nlohmann::ordered_json gemm_json(const std::array<model::GemmPlan, 3>& plans) {
+  using Json = nlohmann::ordered_json;
+  Json out = Json::object();
+  const char* names[] = {"forward", "backward", "weight"};
+  for (const model::Pass pass : {model::kForward, model::kBackward, model::kWeight}) {
+    const model::GemmPlan& plan = plans[pass];
+    if (plan.ns <= 0) {
+      out[names[pass]] = nullptr;
+      continue;
+    }
+    out[names[pass]] = {{"tile", fmt::format("{}x{}", plan.tile.m, plan.tile.n)},
+                        {"stream_k", plan.stream_k},
+                        {"waves", plan.waves},
+                        {"memory_bound", plan.memory_bound},
+                        {"fraction_of_peak", plan.fraction_of_peak}};
+  }
+  return out;
+}
+
 std::string ns(double x) { return format_duration(static_cast<TimeNs>(std::llround(x))); }
 
 // The buckets stage s chunk c reduces `bytes` of gradients in (add_data_parallel's rule).
@@ -171,13 +203,14 @@ std::string explain(const Config& config) {
           l.count == 0 ? "" : fmt::format(" ({})", l.count), l.embedding ? " + embedding" : "",
           l.head ? " + LM head and loss" : "");
       if (plan.timed[s]) {
-        out += fmt::format("    {:<14} {:>12} {:>12} {:>12} {:>14}\n", "operator", "F", "B", "W",
-                           "F GFLOP");
+        out += fmt::format("    {:<14} {:>12} {:>12} {:>12} {:>14}  {}\n", "operator", "F", "B",
+                           "W", "F GFLOP", "GEMM % of peak F/B/W, F's tile x waves");
         for (const model::OperatorTime& op : p.operators) {
-          out += fmt::format("    {:<14} {:>12} {:>12} {:>12} {:>14.1f}\n", op.name,
+          out += fmt::format("    {:<14} {:>12} {:>12} {:>12} {:>14.1f}{}\n", op.name,
                              ns(op.seconds[model::kForward] * 1e9),
                              ns(op.seconds[model::kBackward] * 1e9),
-                             ns(op.seconds[model::kWeight] * 1e9), op.flops[model::kForward] / 1e9);
+                             ns(op.seconds[model::kWeight] * 1e9), op.flops[model::kForward] / 1e9,
+                             op.gemm ? "  " + gemm_summary(op.plans) : std::string());
         }
         out += fmt::format(
             "    {:<14} {:>12} {:>12} {:>12}{}\n", "task", ns(p.forward_ns), ns(p.backward_ns),
@@ -294,11 +327,13 @@ nlohmann::ordered_json explain_json(const Config& config) {
           by_dispatcher ? detail::moe_dispatch(config, p.moe_routing) : parallel::MoeDispatchCost{};
       Json operators = Json::array();
       for (const model::OperatorTime& op : p.operators) {
-        operators.push_back({{"name", op.name},
-                             {"forward_ns", op.seconds[model::kForward] * 1e9},
-                             {"backward_ns", op.seconds[model::kBackward] * 1e9},
-                             {"weight_ns", op.seconds[model::kWeight] * 1e9},
-                             {"forward_flops", op.flops[model::kForward]}});
+        Json row = {{"name", op.name},
+                    {"forward_ns", op.seconds[model::kForward] * 1e9},
+                    {"backward_ns", op.seconds[model::kBackward] * 1e9},
+                    {"weight_ns", op.seconds[model::kWeight] * 1e9},
+                    {"forward_flops", op.flops[model::kForward]}};
+        if (op.gemm) row["gemm"] = gemm_json(op.plans);
+        operators.push_back(std::move(row));
       }
       // Durations of a stage whose GPU is unknown come from /costs, not the model: null.
       const auto timed = [&](double x) { return plan.timed[s] ? Json(x) : Json(nullptr); };

@@ -258,7 +258,7 @@ std::optional<model::DeviceSpec> read_device_type_spec(const JsonCursor& type) {
   }
   if (!spec) {
     for (std::string_view key :
-         {"memory_bandwidth", "link_bandwidth", "network_bandwidth", "gemm_efficiency",
+         {"memory_bandwidth", "link_bandwidth", "network_bandwidth", "sms", "gemm_efficiency",
           "attention_efficiency", "memory_efficiency", "kernel_launch"}) {
       if (auto x = type.find(key)) {
         x->fail(fmt::format("{} describes a GPU for /model: give a preset or peak_flops too", key));
@@ -269,6 +269,9 @@ std::optional<model::DeviceSpec> read_device_type_spec(const JsonCursor& type) {
   if (auto x = type.find("memory_bandwidth")) spec->memory_bandwidth = read_bandwidth(*x);
   if (auto x = type.find("link_bandwidth")) spec->link_bandwidth = read_bandwidth(*x);
   if (auto x = type.find("network_bandwidth")) spec->network_bandwidth = read_bandwidth(*x);
+  if (auto x = type.find("sms")) {
+    spec->sms = static_cast<std::uint32_t>(read_integer(*x, kDeviceTypeSection.field("sms")));
+  }
   if (auto x = type.find("gemm_efficiency")) {
     spec->efficiency.gemm_max = read_fraction(*x, kDeviceTypeSection.field("gemm_efficiency"));
   }

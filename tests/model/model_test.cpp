@@ -68,7 +68,10 @@ TEST(Operators, HandComputedSmallLayer) {
   ASSERT_EQ(ops[0].name, "qkv");
   // T = 12 tokens; K and V are one head of 4: 2 x 12 x 8 x (8 + 8) = 3072.
   EXPECT_EQ(ops[0].flops[kForward], 3072);
-  EXPECT_EQ(ops[0].smallest, 8);
+  // Its product: T x (h + 2 kv) / t outputs, reducing h.
+  EXPECT_EQ(ops[0].shape.m, 12);
+  EXPECT_EQ(ops[0].shape.n, 16);
+  EXPECT_EQ(ops[0].shape.k, 8);
   ASSERT_EQ(ops[1].name, "attention");
   EXPECT_EQ(ops[1].flops[kForward], 4.0 * 12 * 4 * 8);  // 4 T s h
   EXPECT_EQ(ops[1].flops[kBackward], 2 * ops[1].flops[kForward]);
@@ -93,12 +96,21 @@ TEST(Operators, DoublingTensorParallelismHalvesTheGemmWork) {
 
 TEST(Operators, TimesAreARoofline) {
   const DeviceSpec& a100 = find_device_preset("a100-80gb")->spec;
-  const Operator big{
-      .name = "g", .kind = OperatorKind::Gemm, .flops = {312e12, 0, 0}, .smallest = 96};
-  // Half of gemm_max at the half-way size: 312 TFLOP at 312 x gemm_max / 2 TFLOP/s.
-  EXPECT_EQ(a100.efficiency.gemm_half, 96);
-  EXPECT_DOUBLE_EQ(operator_time(big, kForward, a100, Precision::Bf16),
-                   1e9 / (a100.efficiency.gemm_max / 2));
+  // A GEMM operator's F is its product as model::plan_gemm prices it; B its input gradient
+  // (m x k, reducing n), W its weight gradient (k x n, reducing m, into fp32 main_grad).
+  const Operator gemm{
+      .name = "g",
+      .kind = OperatorKind::Gemm,
+      .flops = {2.0 * 4096 * 1024 * 512, 2.0 * 4096 * 1024 * 512, 2.0 * 4096 * 1024 * 512},
+      .shape = {.m = 4096, .n = 1024, .k = 512}};
+  EXPECT_EQ(operator_time(gemm, kForward, a100, Precision::Bf16),
+            plan_gemm({.m = 4096, .n = 1024, .k = 512}, a100, Precision::Bf16).ns);
+  EXPECT_EQ(operator_time(gemm, kBackward, a100, Precision::Bf16),
+            plan_gemm({.m = 4096, .n = 512, .k = 1024}, a100, Precision::Bf16).ns);
+  EXPECT_EQ(operator_time(gemm, kWeight, a100, Precision::Bf16),
+            plan_gemm({.m = 512, .n = 1024, .k = 4096}, a100, Precision::Bf16,
+                      GemmOutput::AccumulatedGradient)
+                .ns);
   const Operator copy{.name = "m", .kind = OperatorKind::Memory, .bytes = {2039e9 * 0.8, 0, 0}};
   EXPECT_DOUBLE_EQ(operator_time(copy, kForward, a100, Precision::Bf16), 1e9);
 }
@@ -334,10 +346,13 @@ TEST(Derive, ALayerCarriesItsCosts) {
 }
 
 // Durations "measured" on a GPU whose GEMMs reach 50% give back gemm_max 0.5 from the
-// model's 0.7, whatever the other kernels take.
+// model's 0.66, whatever the other kernels take. (Without the GEMMs' fixed latency and with
+// memory too fast to bound them, their time is inversely proportional to gemm_max.)
 TEST(Derive, FitsGemmEfficiencyToMeasurements) {
-  DeviceSpec slow = find_device_preset("h100-sxm")->spec;
-  const DeviceSpec& h100 = find_device_preset("h100-sxm")->spec;
+  DeviceSpec h100 = find_device_preset("h100-sxm")->spec;
+  h100.efficiency.gemm_latency = 0;
+  h100.memory_bandwidth = 1e18;
+  DeviceSpec slow = h100;
   slow.efficiency.gemm_max = 0.5;
   const Training training{.micro_batch_size = 1};
   std::vector<Observation> observations;
@@ -358,7 +373,7 @@ TEST(Derive, FitsGemmEfficiencyToMeasurements) {
   }
   const auto fitted = fit_gemm_max(observations, h100.efficiency.gemm_max);
   ASSERT_TRUE(fitted.has_value());
-  EXPECT_NEAR(*fitted, 0.5, 1e-12);
+  EXPECT_NEAR(*fitted, 0.5, 1e-7);  // the stream-K fix-ups still take a little memory time
   EXPECT_FALSE(fit_gemm_max(std::vector<Observation>{{0, 5, 5}}, 0.7).has_value());
 }
 
@@ -659,9 +674,9 @@ TEST(MixtureOfExperts, AllToAllBytesAndCount) {
   EXPECT_EQ(split.a2a_bytes, 192);
 }
 
-// The slowest expert rank with twice the balanced tokens takes twice the routed experts'
-// time (their smallest GEMM dimension stays h = 8, so the same efficiency) and leaves the
-// attention, the router and the shared expert as they were.
+// The slowest expert rank with twice the balanced tokens does twice the routed experts'
+// work: their GEMMs price a product of twice the tokens, their activation takes twice the
+// time; the attention, the router and the shared expert stay as they were.
 TEST(MixtureOfExperts, ImbalanceDoublesTheRoutedExperts) {
   const DeviceSpec& h100 = find_device_preset("h100-sxm")->spec;
   const Training training{.micro_batch_size = 3};
@@ -672,10 +687,11 @@ TEST(MixtureOfExperts, ImbalanceDoublesTheRoutedExperts) {
   const auto balanced = derive_position(small_moe(), training, degrees, h100, moe);
   const auto slow = derive_position(skewed, training, degrees, h100, moe);
   for (const Pass pass : {kForward, kBackward, kWeight}) {
-    for (std::string_view name : {"expert_gate_up", "expert_swiglu", "expert_down"}) {
-      EXPECT_DOUBLE_EQ(op_named(slow, name).seconds[pass],
-                       2 * op_named(balanced, name).seconds[pass])
-          << name;
+    EXPECT_DOUBLE_EQ(op_named(slow, "expert_swiglu").seconds[pass],
+                     2 * op_named(balanced, "expert_swiglu").seconds[pass]);
+    for (std::string_view name : {"expert_gate_up", "expert_down"}) {
+      EXPECT_EQ(op_named(slow, name).flops[pass], 2 * op_named(balanced, name).flops[pass]);
+      EXPECT_GE(op_named(slow, name).seconds[pass], op_named(balanced, name).seconds[pass]);
     }
     for (std::string_view name : {"qkv", "attention", "projection", "router", "shared_gate_up"}) {
       EXPECT_EQ(op_named(slow, name).seconds[pass], op_named(balanced, name).seconds[pass]) << name;

@@ -22,6 +22,7 @@ struct OperatorTime {
   std::array<double, 3> flops{};    ///< per pass, all of them
   std::array<double, 3> seconds{};  ///< per pass, all of them
   std::array<double, 3> kernels{};  ///< per pass, all of them (fp8's casts included)
+  std::array<GemmPlan, 3> plans{};  ///< per pass, a GEMM's kernel (tile, waves, % of peak)
 };
 
 /// What the host does for one task: the kernels (and NCCL calls) it issues and the time it

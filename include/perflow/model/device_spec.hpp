@@ -15,25 +15,28 @@ enum class Precision : std::uint8_t { Bf16, Fp16, Fp8 };
 std::string_view to_string(Precision precision);
 std::optional<Precision> parse_precision(std::string_view text);
 
-/// How close to peak a kernel runs. A GEMM of smallest dimension x reaches
-/// gemm_max * x / (x + gemm_half): small or skinny GEMMs run far below peak (tile and wave
-/// quantization, too little work per SM), large square ones approach gemm_max. Attention
-/// (a fused, FlashAttention-style kernel) and memory-bound kernels have flat fractions.
-/// One calibration for every preset: gemm_max 0.70 brings the predicted step times of 18
-/// published Megatron-LM runs on A100s within 7% on average (docs/model_validation.md);
-/// the attention fractions are FlashAttention-2's reported A100 forward/backward shares,
-/// the memory fraction what streaming kernels reach of the datasheet bandwidth.
+/// How close to peak a kernel runs. GEMMs: gemm_max is what the largest tile reaches on a
+/// large GEMM; the shape's tiles, waves, split-K and memory traffic take it from there
+/// (model::plan_gemm, docs/model.md "GEMM efficiency"). Attention (a fused,
+/// FlashAttention-style kernel) and memory-bound kernels have flat fractions.
+/// gemm_max is the one constant calibrated per GPU type (docs/model_validation): on the A100
+/// the step times of 18 published Megatron-LM runs; the attention fractions are
+/// FlashAttention-2's reported A100 forward/backward shares, the memory fraction what
+/// streaming kernels reach of the datasheet bandwidth.
 struct Efficiency {
-  double gemm_max = 0.70;
-  double gemm_half = 96;  ///< the smallest dimension at which a GEMM reaches half of gemm_max
+  double gemm_max = 0.66;
+  /// The operand reuse (multiply-adds per element a tile loads into shared memory) at which a
+  /// tile reaches half its arithmetic peak: the SM's tensor multiply-adds per clock over the
+  /// elements its shared memory delivers per clock (128 bytes). Hopper: 2,048 bf16
+  /// multiply-adds a clock over 64 two-byte elements = 32 (fp8: twice both).
+  double tile_half = 32;
+  /// Seconds a GEMM kernel takes beyond its arithmetic or its traffic: its first wave's
+  /// operands arriving and its last wave's tiles draining. The smallest GEMMs of
+  /// docs/model_validation/gemm_measurements.json take 5-10 us where their traffic needs 1-3.
+  double gemm_latency = 4e-6;
   double attention_forward = 0.55;
   double attention_backward = 0.40;
   double memory = 0.80;  ///< fraction of memory bandwidth element-wise kernels reach
-
-  /// The fraction of peak FLOP/s a GEMM whose smallest dimension is `smallest` reaches.
-  [[nodiscard]] double gemm(double smallest) const {
-    return gemm_max * smallest / (smallest + gemm_half);
-  }
 };
 
 /// A GPU as the cost model sees it. Rates are per second, sizes in bytes.
@@ -45,6 +48,9 @@ struct DeviceSpec {
   double memory_capacity = 0;
   double link_bandwidth = 0;     ///< scale-up link (NVLink, Infinity Fabric), per direction
   double network_bandwidth = 0;  ///< scale-out network (the usual NIC) per GPU
+  /// Streaming multiprocessors (AMD: compute units): a GEMM runs its tiles in waves of this
+  /// many.
+  std::uint32_t sms = 132;
   /// What NCCL's collectives need to know of the GPU and its node (parallel::NcclNetwork).
   GpuGeneration generation = GpuGeneration::Ampere;
   ScaleUp scale_up = ScaleUp::NvLink;

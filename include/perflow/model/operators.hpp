@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "perflow/model/device_spec.hpp"
+#include "perflow/model/gemm.hpp"
 #include "perflow/model/training.hpp"
 #include "perflow/model/transformer.hpp"
 
@@ -27,13 +28,21 @@ struct Operator {
   OperatorKind kind = OperatorKind::Memory;
   std::array<double, 3> flops{};  ///< per pass
   std::array<double, 3> bytes{};  ///< moved through memory, per pass (Memory kind)
-  double smallest = 0;            ///< Gemm: its smallest dimension (m, n or k)
+  /// Gemm: its forward product (m x n output, k reduced, `batch` of them). B computes the
+  /// input gradient (m x k, reducing n) and W the weight gradient (k x n, reducing m).
+  GemmShape shape{};
   /// Kernels it launches per pass, each issued by the host (docs/model.md, "The host floor").
   std::array<double, 3> kernels{};
   /// The kernels fp8 adds per pass (Transformer Engine's casts): a GEMM's input before F,
   /// unless the norm before it writes fp8 itself (LayerNormLinear), and its output gradient
   /// before B; none for the GEMMs that stay in 16 bits (router, LM head, unfused attention).
   std::array<double, 3> fp8_casts{};
+  /// Gemm: both operands are activations (the unfused attention's products): B computes
+  /// both gradients and there is no W.
+  bool activation_operands = false;
+  /// Gemm: stays in 16-bit arithmetic in an fp8 run (Megatron-LM's output layer, the
+  /// router and the unfused attention are not Transformer Engine fp8 GEMMs).
+  bool sixteen_bit = false;
 };
 
 /// The operators of one transformer layer with tensor parallelism `tp`: QKV projection,
@@ -61,5 +70,14 @@ std::vector<Operator> head_operators(const Transformer& model, const Training& t
 /// Nanoseconds `op` takes in `pass` on `device` (a roofline: compute at the efficiency its
 /// kind and shape reach, or memory traffic at the device's achievable bandwidth).
 double operator_time(const Operator& op, Pass pass, const DeviceSpec& device, Precision precision);
+
+/// How a Gemm operator's `pass` runs (model::plan_gemm on that pass's product; with
+/// activation operands, B's two products: their summed time, the first's tile). An empty
+/// plan for passes without FLOPs and operators of other kinds.
+GemmPlan operator_gemm_plan(const Operator& op, Pass pass, const DeviceSpec& device,
+                            Precision precision);
+
+/// The attention core's operators: what selective recomputation reruns.
+bool is_attention_core(std::string_view name);
 
 }  // namespace perflow::model

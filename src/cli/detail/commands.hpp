@@ -26,6 +26,7 @@ void add_compare_command(CLI::App& app);
 void add_schema_command(CLI::App& app);
 void add_devices_command(CLI::App& app);
 void add_models_command(CLI::App& app);
+void add_gemm_command(CLI::App& app);
 void add_explain_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
