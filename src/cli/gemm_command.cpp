@@ -46,9 +46,15 @@ model::GemmShape parse_shape(const std::string& text) {
     sizes.push_back(static_cast<double>(value));
     begin = end + 1;
   }
-  if (sizes.size() != 3 && sizes.size() != 4) {
+  // A product beyond 2^60 multiply-adds (days on any GPU) is no shape a model has; its time
+  // would not fit in nanoseconds.
+  const double product =
+      sizes.size() >= 3 ? sizes[0] * sizes[1] * sizes[2] * (sizes.size() == 4 ? sizes[3] : 1) : 0;
+  if ((sizes.size() != 3 && sizes.size() != 4) || product > 0x1p60) {
     throw Error(fmt::format(
-        "gemm: expected a shape MxNxK or MxNxKxBATCH of positive integers, got '{}'", text));
+        "gemm: expected a shape MxNxK or MxNxKxBATCH of positive integers whose product is "
+        "at most 2^60, got '{}'",
+        text));
   }
   return {.m = sizes[0], .n = sizes[1], .k = sizes[2], .batch = sizes.size() == 4 ? sizes[3] : 1};
 }

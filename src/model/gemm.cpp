@@ -75,6 +75,7 @@ GemmPlan plan_gemm(const GemmShape& shape, const DeviceSpec& device, Precision p
                 .waves = waves,
                 .memory_bound = traffic >= compute,
                 .ns = seconds * 1e9,
+                .arithmetic_ns = traffic >= compute ? 0 : waves * round * 1e9,
                 .fraction_of_peak = 0};
       }
     }

@@ -253,6 +253,7 @@ GemmPlan operator_gemm_plan(const Operator& op, Pass pass, const DeviceSpec& dev
         plan.fraction_of_peak =
             op.flops[pass] / ((plan.ns + other.ns) * device.peak(precision)) * 1e9;
         plan.ns += other.ns;
+        plan.arithmetic_ns += other.arithmetic_ns;
       }
       return plan;
     }

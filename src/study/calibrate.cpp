@@ -58,10 +58,14 @@ Calibration calibrate(const Config& config, const Config& measured) {
       const model::PositionCosts& p = config.model->positions[std::size_t{s} * chunks + c];
       double gemm_f = 0;
       double gemm_bw = 0;
+      // The GEMMs' arithmetic, what scales with 1 / gemm_max (not their latency, fix-ups or
+      // memory-bound time).
       for (const model::OperatorTime& op : p.operators) {
         if (!op.gemm) continue;
-        gemm_f += op.seconds[model::kForward] * 1e9;
-        gemm_bw += (op.seconds[model::kBackward] + op.seconds[model::kWeight]) * 1e9;
+        gemm_f += op.plans[model::kForward].arithmetic_ns * op.count;
+        gemm_bw += (op.plans[model::kBackward].arithmetic_ns +
+                    op.plans[model::kWeight].arithmetic_ns) *
+                   op.count;
       }
       // The config's durations include what the model adds beyond the operators (the
       // tensor-parallel all-reduces); B and W are compared together, as a profile without

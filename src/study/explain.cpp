@@ -203,17 +203,17 @@ std::string explain(const Config& config) {
           l.count == 0 ? "" : fmt::format(" ({})", l.count), l.embedding ? " + embedding" : "",
           l.head ? " + LM head and loss" : "");
       if (plan.timed[s]) {
-        out += fmt::format("    {:<14} {:>12} {:>12} {:>12} {:>14}  {}\n", "operator", "F", "B",
+        out += fmt::format("    {:<17} {:>12} {:>12} {:>12} {:>14}  {}\n", "operator", "F", "B",
                            "W", "F GFLOP", "GEMM % of peak F/B/W, F's tile x waves");
         for (const model::OperatorTime& op : p.operators) {
-          out += fmt::format("    {:<14} {:>12} {:>12} {:>12} {:>14.1f}{}\n", op.name,
+          out += fmt::format("    {:<17} {:>12} {:>12} {:>12} {:>14.1f}{}\n", op.name,
                              ns(op.seconds[model::kForward] * 1e9),
                              ns(op.seconds[model::kBackward] * 1e9),
                              ns(op.seconds[model::kWeight] * 1e9), op.flops[model::kForward] / 1e9,
                              op.gemm ? "  " + gemm_summary(op.plans) : std::string());
         }
         out += fmt::format(
-            "    {:<14} {:>12} {:>12} {:>12}{}\n", "task", ns(p.forward_ns), ns(p.backward_ns),
+            "    {:<17} {:>12} {:>12} {:>12}{}\n", "task", ns(p.forward_ns), ns(p.backward_ns),
             ns(p.weight_ns),
             p.recompute_ns > 0
                 ? fmt::format("   (and R {} recomputing before each B)", ns(p.recompute_ns))
@@ -224,17 +224,17 @@ std::string explain(const Config& config) {
                                   : fmt::format("{:.0f}", w.kernels);
         };
         out += fmt::format(
-            "    {:<14} {:>12} {:>12} {:>12}   ({}, {}, {} {} at {} each)\n", "host",
+            "    {:<17} {:>12} {:>12} {:>12}   ({}, {}, {} {} at {} each)\n", "host",
             ns(p.forward_host.ns), ns(p.backward_host.ns), ns(p.weight_host.ns),
             kernels(p.forward_host), kernels(p.backward_host), kernels(p.weight_host),
             plan.training.cuda_graphs ? "graph launches and kernels" : "kernels (+ NCCL calls)",
             ns(plan.kernel_launch[s] * 1e9));
         out += fmt::format(
-            "    {:<14} {:>12} {:>12} {:>12}   (with the tensor-parallel collectives, or the "
+            "    {:<17} {:>12} {:>12} {:>12}   (with the tensor-parallel collectives, or the "
             "host's time where it is longer)\n",
             "resolved", ns(double(resolved.forward)), ns(double(resolved.backward)),
             ns(double(resolved.weight)));
-        out += fmt::format("    {:<14} {:>12} {:>12} {:>12}\n", "bound by",
+        out += fmt::format("    {:<17} {:>12} {:>12} {:>12}\n", "bound by",
                            bound_by(p.forward_host.ns, resolved.forward),
                            bound_by(p.backward_host.ns, resolved.backward),
                            bound_by(p.weight_host.ns, resolved.weight));

@@ -345,6 +345,31 @@ TEST(Derive, ALayerCarriesItsCosts) {
   EXPECT_DOUBLE_EQ(four.parameters - three.parameters, one.parameters);
 }
 
+// A small layer (h 2048, 2,048-token sequences) on an H100: more samples per microbatch fill
+// more of each GEMM's last wave, so the time per sample falls with the micro batch, as
+// measured GEMMs do (docs/model_validation/gemm_results.md); before the GEMM model looked at
+// the whole shape, micro batch 1 to 8 cost the same per sample.
+TEST(Derive, LargerMicroBatchesRunCloserToPeak) {
+  const Transformer small{.layers = 24,
+                          .hidden = 2048,
+                          .ffn_hidden = 8192,
+                          .heads = 16,
+                          .kv_heads = 16,
+                          .vocab = 51200,
+                          .sequence = 2048};
+  const DeviceSpec& h100 = find_device_preset("h100-sxm")->spec;
+  double previous = 0;
+  for (std::uint32_t b : {1u, 2u, 4u, 8u}) {
+    const PositionCosts c = derive_position(small, {.micro_batch_size = b}, {}, h100,
+                                            {.first = 0, .count = 1});
+    const double per_sample = (c.forward_ns + c.backward_ns + c.weight_ns) / b;
+    if (previous > 0) {
+      EXPECT_LT(per_sample, previous) << "micro batch " << b;
+    }
+    previous = per_sample;
+  }
+}
+
 // Durations "measured" on a GPU whose GEMMs reach 50% give back gemm_max 0.5 from the
 // model's 0.66, whatever the other kernels take. (Without the GEMMs' fixed latency and with
 // memory too fast to bound them, their time is inversely proportional to gemm_max.)

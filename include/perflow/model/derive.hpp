@@ -17,7 +17,7 @@ namespace perflow::model {
 /// One operator's time in each pass, for the derivation's explanation.
 struct OperatorTime {
   std::string name;
-  bool gemm = false;                ///< a matrix multiplication (priced by gemm_max)
+  bool gemm = false;                ///< a matrix multiplication (model::plan_gemm)
   double count = 1;                 ///< how many (layers) the position holds
   std::array<double, 3> flops{};    ///< per pass, all of them
   std::array<double, 3> seconds{};  ///< per pass, all of them
@@ -104,9 +104,9 @@ PositionCosts derive_position(const Transformer& model, const Training& training
                               const Degrees& degrees, const DeviceSpec& device,
                               const LayerRange& layers);
 
-/// One measured duration against the model's: `gemm_ns` of the model's time is GEMMs (which
-/// scale with 1 / gemm_max), `other_ns` the rest (attention, memory-bound kernels,
-/// all-reduces).
+/// One measured duration against the model's: `gemm_ns` of the model's time is the GEMMs'
+/// arithmetic (GemmPlan::arithmetic_ns, which scales with 1 / gemm_max), `other_ns` the rest
+/// (the GEMMs' latency and memory-bound time, attention, memory-bound kernels, all-reduces).
 struct Observation {
   double gemm_ns = 0;
   double other_ns = 0;

@@ -40,6 +40,9 @@ struct GemmPlan {
   double waves = 0;           ///< tiles / SMs: rounded up, or with stream-K as they are
   bool memory_bound = false;  ///< its operands' traffic takes longer than its arithmetic
   double ns = 0;
+  /// The part of ns that scales with 1 / gemm_max: the waves' arithmetic when it, not the
+  /// traffic, bounds the GEMM (what `perflow calibrate` fits; not the latency or fix-up).
+  double arithmetic_ns = 0;
   double fraction_of_peak = 0;  ///< its FLOPs over (ns x the precision's peak)
 };
 
