@@ -3,7 +3,9 @@
 #include "perflow/model/gemm.hpp"
 
 #include <array>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 
 namespace perflow::model {
 namespace {
@@ -32,8 +34,10 @@ double reuse(GemmTile tile) {
 
 std::span<const GemmTile> gemm_tiles() { return kTiles; }
 
-GemmPlan plan_gemm(const GemmShape& shape, const DeviceSpec& device, Precision precision,
-                   GemmOutput output) {
+namespace {
+
+GemmPlan plan_uncached(const GemmShape& shape, const DeviceSpec& device, Precision precision,
+                       GemmOutput output) {
   GemmPlan best;
   const double flops = 2 * shape.m * shape.n * shape.k * shape.batch;
   const double peak = device.peak(precision);
@@ -82,6 +86,49 @@ GemmPlan plan_gemm(const GemmShape& shape, const DeviceSpec& device, Precision p
   }
   best.fraction_of_peak = flops / (best_seconds * peak);
   return best;
+}
+
+// Everything plan_uncached reads. A model's positions repeat the same few shapes on the same
+// GPU (every layer, chunk and stage of a type; every plan of a search that shares a tensor
+// degree and micro batch), so each thread remembers its recent answers.
+struct PlanKey {
+  std::array<double, 11> values{};
+  std::uint8_t precision = 0;
+  std::uint8_t output = 0;
+  bool operator==(const PlanKey&) const = default;
+};
+
+std::size_t hash(const PlanKey& key) {
+  std::uint64_t h = 1469598103934665603ULL;  // FNV-1a over the fields' bits
+  for (const double v : key.values) {
+    h = (h ^ std::bit_cast<std::uint64_t>(v)) * 1099511628211ULL;
+  }
+  h = (h ^ key.precision) * 1099511628211ULL;
+  h = (h ^ key.output) * 1099511628211ULL;
+  return static_cast<std::size_t>(h ^ (h >> 29));
+}
+
+struct CachedPlan {
+  bool filled = false;
+  PlanKey key;
+  GemmPlan plan;
+};
+
+}  // namespace
+
+GemmPlan plan_gemm(const GemmShape& shape, const DeviceSpec& device, Precision precision,
+                   GemmOutput output) {
+  const Efficiency& e = device.efficiency;
+  const PlanKey key{
+      {shape.m, shape.n, shape.k, shape.batch, device.peak(precision), double(device.sms),
+       device.memory_bandwidth, e.gemm_max, e.tile_half, e.gemm_latency, e.memory},
+      static_cast<std::uint8_t>(precision),
+      static_cast<std::uint8_t>(output)};
+  thread_local std::array<CachedPlan, 256> cache{};
+  CachedPlan& slot = cache[hash(key) % cache.size()];
+  if (slot.filled && slot.key == key) return slot.plan;
+  slot = {true, key, plan_uncached(shape, device, precision, output)};
+  return slot.plan;
 }
 
 }  // namespace perflow::model

@@ -63,9 +63,9 @@ Calibration calibrate(const Config& config, const Config& measured) {
       for (const model::OperatorTime& op : p.operators) {
         if (!op.gemm) continue;
         gemm_f += op.plans[model::kForward].arithmetic_ns * op.count;
-        gemm_bw += (op.plans[model::kBackward].arithmetic_ns +
-                    op.plans[model::kWeight].arithmetic_ns) *
-                   op.count;
+        gemm_bw +=
+            (op.plans[model::kBackward].arithmetic_ns + op.plans[model::kWeight].arithmetic_ns) *
+            op.count;
       }
       // The config's durations include what the model adds beyond the operators (the
       // tensor-parallel all-reduces); B and W are compared together, as a profile without

@@ -360,8 +360,8 @@ TEST(Derive, LargerMicroBatchesRunCloserToPeak) {
   const DeviceSpec& h100 = find_device_preset("h100-sxm")->spec;
   double previous = 0;
   for (std::uint32_t b : {1u, 2u, 4u, 8u}) {
-    const PositionCosts c = derive_position(small, {.micro_batch_size = b}, {}, h100,
-                                            {.first = 0, .count = 1});
+    const PositionCosts c =
+        derive_position(small, {.micro_batch_size = b}, {}, h100, {.first = 0, .count = 1});
     const double per_sample = (c.forward_ns + c.backward_ns + c.weight_ns) / b;
     if (previous > 0) {
       EXPECT_LT(per_sample, previous) << "micro batch " << b;
