@@ -98,14 +98,18 @@ struct PlanKey {
   bool operator==(const PlanKey&) const = default;
 };
 
+// splitmix64's finalizer: the fields' low bits are mostly zero (whole numbers as doubles), so
+// every bit of each must reach the slot index.
+std::uint64_t mix(std::uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
 std::size_t hash(const PlanKey& key) {
-  std::uint64_t h = 1469598103934665603ULL;  // FNV-1a over the fields' bits
-  for (const double v : key.values) {
-    h = (h ^ std::bit_cast<std::uint64_t>(v)) * 1099511628211ULL;
-  }
-  h = (h ^ key.precision) * 1099511628211ULL;
-  h = (h ^ key.output) * 1099511628211ULL;
-  return static_cast<std::size_t>(h ^ (h >> 29));
+  std::uint64_t h = mix(key.precision * 4ULL + key.output);
+  for (const double v : key.values) h = mix(h ^ std::bit_cast<std::uint64_t>(v));
+  return static_cast<std::size_t>(h);
 }
 
 struct CachedPlan {
