@@ -22,17 +22,18 @@ constexpr std::array<double, 3> kFp8Casts = {1, 1, 0};
 // After a LayerNormLinear's norm, which writes its output in fp8: the gradient's cast only.
 constexpr std::array<double, 3> kFp8CastsAfterNorm = {0, 1, 0};
 
+// A Transformer Engine GEMM (fp8 in an fp8 run, with its casts) or, `sixteen_bit`, a plain
+// PyTorch one that stays in 16 bits and casts nothing.
 Operator gemm(std::string_view name, double m, double k, double n,
-              std::array<double, 3> fp8_casts = kFp8Casts) {
+              std::array<double, 3> fp8_casts = kFp8Casts, bool sixteen_bit = false) {
   const double flops = 2 * m * k * n;
   return {.name = name,
           .kind = OperatorKind::Gemm,
           .flops = {flops, flops, flops},
           .shape = {.m = m, .n = n, .k = k},
           .kernels = kGemmKernels,
-          .fp8_casts = fp8_casts,
-          // Without Transformer Engine's casts it is no fp8 GEMM: it runs in 16 bits.
-          .sixteen_bit = fp8_casts == std::array<double, 3>{}};
+          .fp8_casts = sixteen_bit ? std::array<double, 3>{} : fp8_casts,
+          .sixteen_bit = sixteen_bit};
 }
 
 // A batched product of two activations (the unfused attention's, one per head and sample):
@@ -136,7 +137,7 @@ std::vector<Operator> moe_mlp_operators(const Transformer& model, const Training
   // The router scores this rank's tokens (T r: split with sequence parallelism) against every
   // expert; its h x E weight is replicated over the tensor-parallel ranks (Megatron-LM's
   // TopKRouter).
-  ops.push_back(gemm("router", d.tokens * d.r, d.h, experts, {}));
+  ops.push_back(gemm("router", d.tokens * d.r, d.h, experts, {}, true));
   // Beside its GEMM: the scores' softmax or sigmoid, the top-k and the probabilities'
   // normalisation, and their gradients.
   ops.back().kernels = {4, 3, 1};
@@ -227,7 +228,7 @@ std::vector<Operator> head_operators(const Transformer& model, const Training& t
   const double t = d.t, tokens = d.tokens, h = d.h, r = d.r;
   const double logits = tokens * model.vocab / t;
   return {memory("final_norm", 2 * tokens * h * r, 3 * tokens * h * r, 0, {1, 2, 0}),
-          gemm("lm_head", tokens, h, model.vocab / t, {}),  // Megatron's output layer: not TE
+          gemm("lm_head", tokens, h, model.vocab / t, {}, true),  // Megatron's output layer: not TE
           // Cross-entropy in fp32 over the logits: read them, write fp32 probabilities,
           // reduce; the backward writes the logits' gradient (2-byte units). Megatron-LM's
           // vocabulary-parallel cross-entropy: the logits' max, shift, exponentials, their
