@@ -24,6 +24,8 @@ import pathlib
 import subprocess
 import sys
 
+from table_output import write_or_check
+
 here = pathlib.Path(__file__).resolve().parent
 
 # The GEMM benchmarks' level: gemm_max for each preset (docs/model.md, "GEMM efficiency").
@@ -89,17 +91,6 @@ def main():
                  f"over {len(cublas)}; {sum(map(abs, large)) / len(large) * 100:.1f}% over the "
                  f"{len(large)} with m n k >= 1e9.")
     text = "\n".join(lines) + "\n"
-    if args.write:
-        pathlib.Path(args.write).write_text(text)
-    if args.check:
-        if pathlib.Path(args.check).read_text() != text:
-            print("the GEMM table differs from", args.check)
-            print(text)
-            print("1 failed, 0 passed")
-            sys.exit(1)
-        print("1 passed, 0 failed")
-    if not args.write and not args.check:
-        print(text)
-
+    write_or_check(text, args.write, args.check, "the GEMM table")
 
 main()

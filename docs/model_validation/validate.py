@@ -13,6 +13,8 @@ import json
 import pathlib
 import subprocess
 import sys
+
+from table_output import write_or_check
 import tempfile
 
 here = pathlib.Path(__file__).resolve().parent
@@ -97,18 +99,6 @@ def main():
                  f"The measured fastest of each model on the same GPUs is predicted fastest in "
                  f"{first} of {len(ranked)} comparisons.")
     text = "\n".join(lines) + "\n"
-    if args.write:
-        pathlib.Path(args.write).write_text(text)
-    if args.check:
-        expected = pathlib.Path(args.check).read_text()
-        if expected != text:
-            print("the validation table differs from", args.check)
-            print(text)
-            print("1 failed, 0 passed")
-            sys.exit(1)
-        print("1 passed, 0 failed")
-    if not args.write and not args.check:
-        print(text)
-
+    write_or_check(text, args.write, args.check)
 
 main()
