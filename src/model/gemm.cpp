@@ -1,5 +1,5 @@
-// GEMM time from the whole shape: tile and wave quantization, operand reuse per tile, the
-// epilogue, stream-K and the memory floor (docs/model.md, "GEMM efficiency").
+// GEMM time from the whole shape: tile and wave quantization, operand reuse per tile,
+// stream-K, the memory floor and the kernel's latency (docs/model.md, "GEMM efficiency").
 #include "perflow/model/gemm.hpp"
 
 #include <array>
@@ -30,12 +30,6 @@ double reuse(GemmTile tile) {
   return m * n / (m + n);
 }
 
-}  // namespace
-
-std::span<const GemmTile> gemm_tiles() { return kTiles; }
-
-namespace {
-
 GemmPlan plan_uncached(const GemmShape& shape, const DeviceSpec& device, Precision precision,
                        GemmOutput output) {
   GemmPlan best;
@@ -55,7 +49,6 @@ GemmPlan plan_uncached(const GemmShape& shape, const DeviceSpec& device, Precisi
       achievable;
   const double largest = reuse(kTiles.front());
   const double largest_efficiency = largest / (largest + e.tile_half);
-  double best_seconds = 0;
   for (const GemmTile tile : kTiles) {
     const double tile_efficiency = reuse(tile) / (reuse(tile) + e.tile_half) / largest_efficiency;
     const double sm_rate = peak / sms * e.gemm_max * tile_efficiency;
@@ -72,19 +65,18 @@ GemmPlan plan_uncached(const GemmShape& shape, const DeviceSpec& device, Precisi
       const double fix_up = stream_k ? 2 * area * kPartialBytes / (bandwidth / sms) : 0;
       const double compute = waves * round + fix_up;
       const double seconds = std::max(compute, traffic) + e.gemm_latency;
-      if (best_seconds == 0 || seconds < best_seconds) {
-        best_seconds = seconds;
+      if (best.ns == 0 || seconds * 1e9 < best.ns) {
+        const bool memory_bound = traffic >= compute;
         best = {.tile = tile,
                 .stream_k = stream_k,
                 .waves = waves,
-                .memory_bound = traffic >= compute,
+                .memory_bound = memory_bound,
                 .ns = seconds * 1e9,
-                .arithmetic_ns = traffic >= compute ? 0 : waves * round * 1e9,
-                .fraction_of_peak = 0};
+                .arithmetic_ns = memory_bound ? 0 : waves * round * 1e9,
+                .fraction_of_peak = flops / (seconds * peak)};
       }
     }
   }
-  best.fraction_of_peak = flops / (best_seconds * peak);
   return best;
 }
 

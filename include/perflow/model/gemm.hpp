@@ -1,7 +1,6 @@
 #pragma once
 
 #include <cstdint>
-#include <span>
 
 #include "perflow/model/device_spec.hpp"
 
@@ -22,10 +21,6 @@ struct GemmTile {
   std::uint16_t m = 0;
   std::uint16_t n = 0;
 };
-
-/// The tiles cuBLAS chooses among for tensor-core GEMMs, from the most to the least
-/// efficient (NVIDIA, "Matrix Multiplication Background User's Guide", "Tile Quantization").
-std::span<const GemmTile> gemm_tiles();
 
 /// What the output is written as: 2-byte activations, or fp32 weight gradients accumulated
 /// into the main gradient (read and written: 8 bytes an element; Megatron-LM's
