@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "detail/task_admission.hpp"
+#include "perflow/core/detail/graph_storage.hpp"
 #include "perflow/core/error.hpp"
 
 namespace perflow {
@@ -46,11 +47,41 @@ void build_csr(std::size_t node_count, std::span<const TaskId> program,
 
 }  // namespace
 
+namespace detail {
+// What a builder collects until freeze().
+struct BuilderState {
+  std::uint32_t device_count = 0;
+  std::vector<LaneInfo> lanes;
+  TaskColumns tasks;
+  BigVector<TaskId> edge_from;  // data dependences only
+  BigVector<TaskId> edge_to;
+  std::vector<std::vector<TaskId>> programs;  // per lane
+  BigVector<std::uint8_t> in_program;
+};
+}  // namespace detail
+
 EventGraphBuilder::EventGraphBuilder(std::uint32_t device_count)
-    : device_count_(device_count), programs_(device_count) {
-  lanes_.reserve(device_count);
-  for (std::uint32_t d = 0; d < device_count; ++d) lanes_.push_back({DeviceId{d}, "compute"});
+    : state_(std::make_unique<detail::BuilderState>()) {
+  state_->device_count = device_count;
+  state_->programs.resize(device_count);
+  state_->lanes.reserve(device_count);
+  for (std::uint32_t d = 0; d < device_count; ++d) {
+    state_->lanes.push_back({DeviceId{d}, "compute"});
+  }
 }
+
+EventGraphBuilder::~EventGraphBuilder() = default;
+EventGraphBuilder::EventGraphBuilder(EventGraphBuilder&& other) noexcept = default;
+EventGraphBuilder& EventGraphBuilder::operator=(EventGraphBuilder&& other) noexcept = default;
+EventGraphBuilder::EventGraphBuilder(const EventGraphBuilder& other)
+    : state_(std::make_unique<detail::BuilderState>(*other.state_)) {}
+EventGraphBuilder& EventGraphBuilder::operator=(const EventGraphBuilder& other) {
+  if (this != &other) state_ = std::make_unique<detail::BuilderState>(*other.state_);
+  return *this;
+}
+
+std::size_t EventGraphBuilder::task_count() const { return state_->tasks.size(); }
+std::uint32_t EventGraphBuilder::device_count() const { return state_->device_count; }
 
 EventGraphBuilder EventGraphBuilder::with_lanes_of(const EventGraph& graph) {
   EventGraphBuilder builder(graph.device_count());
@@ -64,39 +95,44 @@ EventGraphBuilder EventGraphBuilder::with_lanes_of(const EventGraph& graph) {
 EventGraphBuilder EventGraphBuilder::extend(
     const EventGraph& graph, const std::function<bool(TaskId, TaskId)>& keep_dependence) {
   EventGraphBuilder builder = with_lanes_of(graph);
+  detail::BuilderState& b = *builder.state_;
   const std::size_t n = graph.task_count();
-  builder.tasks_ = graph.tasks_;
-  builder.tasks_.fill_derived_columns();
+  if (n == 0) return builder;
+  b.tasks = graph.storage_->tasks;
+  b.tasks.fill_derived_columns();
   std::size_t data_edges = 0;
-  for (const Adjacent& a : graph.pred_) data_edges += a.kind() == EdgeKind::Data ? 1u : 0u;
-  builder.edge_from_.reserve(data_edges);
-  builder.edge_to_.reserve(data_edges);
+  for (const Adjacent& a : std::span(graph.pred_, graph.edge_count_)) {
+    data_edges += a.kind() == EdgeKind::Data ? 1u : 0u;
+  }
+  b.edge_from.reserve(data_edges);
+  b.edge_to.reserve(data_edges);
   for (std::uint32_t v = 0; v < n; ++v) {
     for (const Adjacent& s : graph.successors(TaskId{v})) {
       if (s.kind() != EdgeKind::Data) continue;
       if (keep_dependence && !keep_dependence(TaskId{v}, s.task())) continue;
-      builder.edge_from_.push_back(TaskId{v});
-      builder.edge_to_.push_back(s.task());
+      b.edge_from.push_back(TaskId{v});
+      b.edge_to.push_back(s.task());
     }
   }
-  builder.in_program_.assign(n, 0);
+  b.in_program.assign(n, 0);
   for (std::uint32_t l = 0; l < graph.lane_count(); ++l) {
     for (const TaskId t : graph.program(LaneId{l})) {
-      builder.in_program_[t.value] = 1;
-      builder.programs_[l].push_back(t);
+      b.in_program[t.value] = 1;
+      b.programs[l].push_back(t);
     }
   }
   return builder;
 }
 
 LaneId EventGraphBuilder::add_lane(DeviceId device, std::string name) {
-  if (device.value >= device_count_) {
+  detail::BuilderState& b = *state_;
+  if (device.value >= b.device_count) {
     throw ScheduleError(fmt::format("lane {} is placed on device {}, but the graph has {} devices",
-                                    name, device.value, device_count_));
+                                    name, device.value, b.device_count));
   }
-  lanes_.push_back({device, std::move(name)});
-  programs_.emplace_back();
-  return LaneId{static_cast<std::uint32_t>(lanes_.size() - 1)};
+  b.lanes.push_back({device, std::move(name)});
+  b.programs.emplace_back();
+  return LaneId{static_cast<std::uint32_t>(b.lanes.size() - 1)};
 }
 
 void detail::TaskColumns::reserve(std::size_t n) {
@@ -203,10 +239,10 @@ void detail::TaskColumns::push_back(const TaskSpec& spec) {
 }
 
 void EventGraphBuilder::reserve(std::size_t tasks, std::size_t edges) {
-  tasks_.reserve(tasks);
-  in_program_.reserve(tasks);
-  edge_from_.reserve(edges);
-  edge_to_.reserve(edges);
+  state_->tasks.reserve(tasks);
+  state_->in_program.reserve(tasks);
+  state_->edge_from.reserve(edges);
+  state_->edge_to.reserve(edges);
 }
 
 namespace detail {
@@ -242,105 +278,142 @@ void check_new_task(const TaskSpec& spec, std::uint32_t devices, std::size_t tas
 }  // namespace detail
 
 TaskId EventGraphBuilder::add_task(const TaskSpec& spec) {
+  detail::BuilderState& b = *state_;
   std::optional<DeviceId> lane_owner;
-  if (spec.lane.valid() && spec.lane.value < lanes_.size()) {
-    lane_owner = lanes_[spec.lane.value].device;
+  if (spec.lane.valid() && spec.lane.value < b.lanes.size()) {
+    lane_owner = b.lanes[spec.lane.value].device;
   }
-  detail::check_new_task(spec, device_count_, tasks_.size(), lane_owner);
-  const TaskId id{static_cast<std::uint32_t>(tasks_.size())};
-  tasks_.push_back(spec);
-  in_program_.push_back(0);
+  detail::check_new_task(spec, b.device_count, b.tasks.size(), lane_owner);
+  const TaskId id{static_cast<std::uint32_t>(b.tasks.size())};
+  b.tasks.push_back(spec);
+  b.in_program.push_back(0);
   return id;
 }
 
 void EventGraphBuilder::check_task(TaskId id, const char* what) const {
-  if (id.value >= tasks_.size()) {
+  if (id.value >= state_->tasks.size()) {
     throw ScheduleError(fmt::format("{}: task id {} does not exist (the graph has {} tasks)", what,
-                                    id.value, tasks_.size()));
+                                    id.value, state_->tasks.size()));
   }
 }
 
 void EventGraphBuilder::add_dependence(TaskId from, TaskId to) {
   check_task(from, "dependence source");
   check_task(to, "dependence target");
+  const detail::TaskColumns& c = state_->tasks;
   if (from == to) {
     throw ScheduleError(
         fmt::format("task {} cannot depend on itself",
-                    task_label(tasks_.kind[from.value], tasks_.microbatch[from.value],
-                               tasks_.chunk[from.value])));
+                    task_label(c.kind[from.value], c.microbatch[from.value], c.chunk[from.value])));
   }
-  edge_from_.push_back(from);
-  edge_to_.push_back(to);
+  state_->edge_from.push_back(from);
+  state_->edge_to.push_back(to);
 }
 
 void EventGraphBuilder::append_to_program(TaskId task) {
   check_task(task, "program entry");
-  if (in_program_[task.value]) {
+  detail::BuilderState& b = *state_;
+  const detail::TaskColumns& c = b.tasks;
+  if (b.in_program[task.value]) {
     throw ScheduleError(
         fmt::format("task {} appears twice in the program of device {}",
-                    task_label(tasks_.kind[task.value], tasks_.microbatch[task.value],
-                               tasks_.chunk[task.value]),
-                    tasks_.device[task.value].value));
+                    task_label(c.kind[task.value], c.microbatch[task.value], c.chunk[task.value]),
+                    c.device[task.value].value));
   }
-  in_program_[task.value] = 1;
-  programs_[tasks_.lane[task.value].value].push_back(task);
+  b.in_program[task.value] = 1;
+  b.programs[c.lane[task.value].value].push_back(task);
 }
 
 EventGraph EventGraphBuilder::freeze() && {
+  detail::BuilderState& b = *state_;
   EventGraph g;
-  const std::size_t n = tasks_.size();
-  g.device_count_ = device_count_;
-  g.lanes_ = std::move(lanes_);
-  g.tasks_ = std::move(tasks_);
+  g.storage_ = std::make_shared<detail::GraphStorage>();
+  detail::GraphStorage& s = *g.storage_;
+  const std::size_t n = b.tasks.size();
+  s.device_count = b.device_count;
+  s.lanes = std::move(b.lanes);
+  s.tasks = std::move(b.tasks);
 
   std::size_t programmed = 0;
-  g.program_offset_.assign(programs_.size() + 1, 0);
-  for (std::size_t l = 0; l < programs_.size(); ++l) {
-    programmed += programs_[l].size();
-    g.program_offset_[l + 1] = static_cast<std::uint32_t>(programmed);
+  s.program_offset.assign(b.programs.size() + 1, 0);
+  for (std::size_t l = 0; l < b.programs.size(); ++l) {
+    programmed += b.programs[l].size();
+    s.program_offset[l + 1] = static_cast<std::uint32_t>(programmed);
   }
   if (programmed != 0 && programmed != n) {
+    g.bind();  // for the labels
     for (std::size_t t = 0; t < n; ++t) {
-      if (!in_program_[t]) {
+      if (!b.in_program[t]) {
         throw ScheduleError(fmt::format(
             "task {} on device {} has no place in its device's program ({} of {} tasks have one)",
-            g.label(TaskId{static_cast<std::uint32_t>(t)}), g.tasks_.device[t].value, programmed,
+            g.label(TaskId{static_cast<std::uint32_t>(t)}), s.tasks.device[t].value, programmed,
             n));
       }
     }
   }
-  g.has_program_order_ = programmed == n && n > 0;
-  g.program_.reserve(programmed);
-  for (auto& program : programs_) {
-    g.program_.insert(g.program_.end(), program.begin(), program.end());
+  s.has_program_order = programmed == n && n > 0;
+  s.program.reserve(programmed);
+  for (auto& program : b.programs) {
+    s.program.insert(s.program.end(), program.begin(), program.end());
     program = {};
   }
-  build_csr(n, g.program_, g.program_offset_, true, edge_to_, edge_from_, g.pred_offset_, g.pred_);
-  build_csr(n, g.program_, g.program_offset_, false, edge_from_, edge_to_, g.succ_.offset,
-            g.succ_.list);
+  build_csr(n, s.program, s.program_offset, true, b.edge_to, b.edge_from, s.pred_offset, s.pred);
+  build_csr(n, s.program, s.program_offset, false, b.edge_from, b.edge_to, s.succ.offset,
+            s.succ.list);
   // Without communication lanes every task is on its device's compute lane (add_task checks
   // a named lane's device): the column says nothing.
-  if (!g.has_communication_lanes()) g.tasks_.lane = {};
-
+  if (s.lanes.size() <= s.device_count) s.tasks.lane = {};
+  g.bind();
   g.sort_topologically();
   return g;
+}
+
+void EventGraph::bind() {
+  const detail::GraphStorage& s = *storage_;
+  const detail::TaskColumns& c = s.tasks;
+  const auto column = [](const auto& v) { return v.empty() ? nullptr : v.data(); };
+  task_count_ = c.size();
+  edge_count_ = s.pred.size();
+  device_count_ = s.device_count;
+  lanes_ = s.lanes;
+  kind_ = c.kind.data();
+  device_ = c.device.data();
+  stage_ = column(c.stage);
+  microbatch_ = c.microbatch.data();
+  chunk_ = column(c.chunk);
+  placed_chunks_ = c.placed.empty() ? 0 : c.placed.chunks;
+  duration_ = c.placed.empty() ? c.duration.data() : c.placed.duration.data();
+  memory_delta_ = c.placed.empty() ? c.memory_delta.data() : c.placed.memory_delta.data();
+  lane_ = column(c.lane);
+  iteration_ = column(c.iteration);
+  paired_ = column(c.paired);
+  release_share_ = c.release_share;
+  pred_offset_ = s.pred_offset.data();
+  pred_ = s.pred.data();
+  succ_offset_ = column(s.succ.offset);
+  succ_ = s.succ.list.data();
+  program_offset_ = s.program_offset.data();
+  program_ = s.program.data();
+  has_program_order_ = s.has_program_order;
+  ids_are_topological_ = s.ids_are_topological;
 }
 
 void EventGraph::sort_topologically() {
   const std::size_t n = task_count();
   // Kahn's algorithm with a FIFO seeded in id order: deterministic, O(tasks + edges).
+  BigVector<TaskId>& topo = storage_->topological_order;
   BigVector<std::uint32_t> remaining(n);
   for (std::size_t t = 0; t < n; ++t) remaining[t] = pred_offset_[t + 1] - pred_offset_[t];
-  topo_.reserve(n);
+  topo.reserve(n);
   for (std::size_t t = 0; t < n; ++t) {
-    if (remaining[t] == 0) topo_.push_back(TaskId{static_cast<std::uint32_t>(t)});
+    if (remaining[t] == 0) topo.push_back(TaskId{static_cast<std::uint32_t>(t)});
   }
-  for (std::size_t head = 0; head < topo_.size(); ++head) {
-    for (const Adjacent& s : successors(topo_[head])) {
-      if (--remaining[s.task().value] == 0) topo_.push_back(s.task());
+  for (std::size_t head = 0; head < topo.size(); ++head) {
+    for (const Adjacent& s : successors(topo[head])) {
+      if (--remaining[s.task().value] == 0) topo.push_back(s.task());
     }
   }
-  if (topo_.size() != n) {
+  if (topo.size() != n) {
     // Every stuck task has a stuck predecessor; walking back from the lowest stuck id must
     // revisit a task, and the loop between the two visits is a cycle.
     std::uint32_t start = 0;
@@ -363,11 +436,11 @@ void EventGraph::sort_topologically() {
     std::vector<std::string> names;
     std::string chain;
     for (TaskId t : loop) {
-      names.push_back(fmt::format("{}@d{}", label(t), tasks_.device[t.value].value));
+      names.push_back(fmt::format("{}@d{}", label(t), device(t).value));
       chain += names.back() + " -> ";
     }
     chain += names.front();
-    const std::size_t stuck = n - topo_.size();
+    const std::size_t stuck = n - topo.size();
     throw CycleError(fmt::format("dependence cycle (the schedule deadlocks): {} ({} of {} tasks "
                                  "can never start)",
                                  chain, stuck, n),
@@ -395,8 +468,7 @@ TaskId EventGraph::pair_partner(TaskId t) const {
 
 bool EventGraph::has_kind(TaskKind kind) const {
   static_assert(sizeof(TaskKind) == 1);
-  return !tasks_.kind.empty() &&
-         std::memchr(tasks_.kind.data(), static_cast<int>(kind), tasks_.kind.size()) != nullptr;
+  return task_count_ > 0 && std::memchr(kind_, static_cast<int>(kind), task_count_) != nullptr;
 }
 
 TaskSpec EventGraph::spec(TaskId t) const {
@@ -405,9 +477,9 @@ TaskSpec EventGraph::spec(TaskId t) const {
                   iteration(t), paired(t),   release_share(t)};
 }
 
-EventGraph EventGraph::assemble(detail::GraphParts parts) {
+EventGraph detail::GraphAccess::assemble(GraphParts parts) {
   const std::size_t n = parts.tasks.size();
-  const detail::TaskColumns& c = parts.tasks;
+  const TaskColumns& c = parts.tasks;
   const bool columns_agree =
       c.device.size() == n && (c.stage.empty() || c.stage.size() == n) &&
       c.microbatch.size() == n && (c.chunk.empty() || c.chunk.size() == n) &&
@@ -435,91 +507,113 @@ EventGraph EventGraph::assemble(detail::GraphParts parts) {
       (!parts.topological_order.empty() && parts.topological_order.size() != n)) {
     throw std::invalid_argument("EventGraph::assemble: the graph's arrays disagree in size");
   }
+  GraphStorage s;
+  s.device_count = parts.device_count;
+  s.lanes = std::move(parts.lanes);
+  s.tasks = std::move(parts.tasks);
+  s.pred_offset = std::move(parts.pred_offset);
+  s.pred = std::move(parts.pred);
+  s.succ.offset = std::move(parts.succ_offset);
+  s.succ.list = std::move(parts.succ);
+  s.program_offset = std::move(parts.program_offset);
+  s.program = std::move(parts.program);
+  s.has_program_order = n > 0 && s.program.size() == n;
+  s.ids_are_topological = parts.topological_order.empty();
+  s.topological_order = std::move(parts.topological_order);
+  if (s.lanes.size() <= s.device_count) s.tasks.lane = {};
+  return adopt(std::move(s));
+}
+
+EventGraph detail::GraphAccess::adopt(GraphStorage storage) {
   EventGraph g;
-  g.device_count_ = parts.device_count;
-  g.lanes_ = std::move(parts.lanes);
-  g.tasks_ = std::move(parts.tasks);
-  g.pred_offset_ = std::move(parts.pred_offset);
-  g.pred_ = std::move(parts.pred);
-  g.succ_.offset = std::move(parts.succ_offset);
-  g.succ_.list = std::move(parts.succ);
-  g.program_offset_ = std::move(parts.program_offset);
-  g.program_ = std::move(parts.program);
-  g.has_program_order_ = n > 0 && g.program_.size() == n;
-  g.ids_are_topological_ = parts.topological_order.empty();
-  g.topo_ = std::move(parts.topological_order);
-  if (!g.has_communication_lanes()) g.tasks_.lane = {};
+  g.storage_ = std::make_shared<GraphStorage>(std::move(storage));
+  g.bind();
   return g;
 }
 
+detail::GraphStorage detail::GraphAccess::take(EventGraph&& graph) {
+  std::shared_ptr<GraphStorage> shared = std::move(graph.storage_);
+  graph.clear();
+  if (shared == nullptr) return {};
+  GraphStorage out = shared.use_count() == 1 ? std::move(*shared) : GraphStorage(*shared);
+  out.derived = std::make_shared<DerivedArrays>();  // the taker changes the arrays
+  return out;
+}
+
 std::span<const LaneId> EventGraph::lanes_of_tasks() const {
-  if (!tasks_.lane.empty() || task_count() == 0) return tasks_.lane;
-  return derived_->lane.get([&](BigVector<LaneId>& lane) { devices_as(tasks_.device, lane); });
+  if (task_count_ == 0) return {};
+  if (lane_ != nullptr) return {lane_, task_count_};
+  return storage_->derived->lane.get([&](BigVector<LaneId>& lane) { devices_as(devices(), lane); });
 }
 
 std::span<const StageId> EventGraph::stages() const {
-  if (!tasks_.stage.empty() || task_count() == 0) return tasks_.stage;
-  return derived_->stage.get([&](BigVector<StageId>& stage) { devices_as(tasks_.device, stage); });
+  if (task_count_ == 0) return {};
+  if (stage_ != nullptr) return {stage_, task_count_};
+  return storage_->derived->stage.get(
+      [&](BigVector<StageId>& stage) { devices_as(devices(), stage); });
 }
 
 std::span<const std::uint32_t> EventGraph::chunks() const {
-  if (!tasks_.chunk.empty() || task_count() == 0) return tasks_.chunk;
-  return derived_->chunk.get(
+  if (task_count_ == 0) return {};
+  if (chunk_ != nullptr) return {chunk_, task_count_};
+  return storage_->derived->chunk.get(
       [&](BigVector<std::uint32_t>& chunk) { chunk.assign(task_count(), 0); });
 }
 
 std::span<const TimeNs> EventGraph::durations() const {
-  if (tasks_.placed.empty()) return tasks_.duration;
-  return derived_->duration.get(
-      [&](BigVector<TimeNs>& duration) { costs_from(tasks_, &duration, nullptr); });
+  if (placed_chunks_ == 0) return {duration_, task_count_};
+  return storage_->derived->duration.get(
+      [&](BigVector<TimeNs>& duration) { costs_from(storage_->tasks, &duration, nullptr); });
 }
 
 std::span<const double> EventGraph::memory_deltas() const {
-  if (tasks_.placed.empty()) return tasks_.memory_delta;
-  return derived_->memory_delta.get(
-      [&](BigVector<double>& memory_delta) { costs_from(tasks_, nullptr, &memory_delta); });
+  if (placed_chunks_ == 0) return {memory_delta_, task_count_};
+  return storage_->derived->memory_delta.get([&](BigVector<double>& memory_delta) {
+    costs_from(storage_->tasks, nullptr, &memory_delta);
+  });
 }
 
 double EventGraph::total_duration(double start) const {
   double total = start;
-  if (tasks_.placed.empty()) {
-    for (const TimeNs d : tasks_.duration) total += static_cast<double>(d);
-  } else {
-    for (std::uint32_t t = 0; t < task_count(); ++t) {
-      total += static_cast<double>(tasks_.placed.duration[placed_index(TaskId{t})]);
-    }
+  for (std::uint32_t t = 0; t < task_count_; ++t) {
+    total += static_cast<double>(duration_[cost_index(TaskId{t})]);
   }
   return total;
 }
 
 std::span<const TaskId> EventGraph::topological_order() const {
-  if (!ids_are_topological_ || task_count() == 0) return topo_;
-  return derived_->topological_order.get([&](BigVector<TaskId>& order) {
+  if (task_count_ == 0) return {};
+  if (!ids_are_topological_) return storage_->topological_order;
+  return storage_->derived->topological_order.get([&](BigVector<TaskId>& order) {
     order.resize(task_count());
     for (std::size_t t = 0; t < order.size(); ++t) order[t] = TaskId{static_cast<std::uint32_t>(t)};
   });
 }
 
+namespace {
 // The predecessor lists turned around, in the order GraphParts documents: a list's order
 // edge first (the program successor), then its backward data successors, then the rest,
 // each group by id. One pass per group, over tasks in id order.
-void EventGraph::derive_successors(detail::Adjacency& succ) const {
-  const std::size_t n = task_count();
+void derive_successors(const EventGraph& graph, detail::Adjacency& succ) {
+  const std::size_t n = graph.task_count();
   succ.offset.assign(n + 1, 0);
-  for (const Adjacent& p : pred_) ++succ.offset[p.task().value + 1];
+  for (std::uint32_t v = 0; v < n; ++v) {
+    for (const Adjacent& p : graph.predecessors(TaskId{v})) ++succ.offset[p.task().value + 1];
+  }
   for (std::size_t t = 0; t < n; ++t) succ.offset[t + 1] += succ.offset[t];
-  succ.list.resize(pred_.size());
+  succ.list.resize(graph.edge_count());
   BigVector<std::uint32_t> next(succ.offset.begin(), succ.offset.end() - 1);
   const auto place = [&](auto&& takes) {
     for (std::uint32_t v = 0; v < n; ++v) {
-      for (const Adjacent& p : predecessors(TaskId{v})) {
+      for (const Adjacent& p : graph.predecessors(TaskId{v})) {
         if (takes(p, v)) succ.list[next[p.task().value]++] = Adjacent(TaskId{v}, p.kind());
       }
     }
   };
   place([](const Adjacent& p, std::uint32_t) { return p.kind() == EdgeKind::Order; });
+  const std::span<const TaskKind> kind = graph.kinds();
   const auto backward = [&](std::uint32_t v) {
-    return tasks_.kind[v] == TaskKind::B || tasks_.kind[v] == TaskKind::BW;
+    return kind[v] == TaskKind::B || kind[v] == TaskKind::BW;
   };
   place([&](const Adjacent& p, std::uint32_t v) {
     return p.kind() == EdgeKind::Data && backward(v);
@@ -527,6 +621,13 @@ void EventGraph::derive_successors(detail::Adjacency& succ) const {
   place([&](const Adjacent& p, std::uint32_t v) {
     return p.kind() == EdgeKind::Data && !backward(v);
   });
+}
+}  // namespace
+
+std::span<const Adjacent> EventGraph::derived_successors(TaskId t) const {
+  const detail::Adjacency& s = storage_->derived->successors.get(
+      [this](detail::Adjacency& lists) { derive_successors(*this, lists); });
+  return {s.list.data() + s.offset[t.value], s.list.data() + s.offset[t.value + 1]};
 }
 
 }  // namespace perflow

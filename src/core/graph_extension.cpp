@@ -159,7 +159,8 @@ void GraphExtension::begin_freeze() {
   append_offset[0] = 0;
 
   program_offset_.assign(lanes + 1, 0);
-  program_.reserve(base_.program_.size() + before_.size() + appended_.size());
+  program_.reserve((base_.has_program_order() ? base_.task_count() : 0) + before_.size() +
+                   appended_.size());
   // Every lane's program: per base task, the tasks inserted before it (`insert(t)` pushes
   // them), then the task; then the lane's appended tasks.
   const auto merge_programs = [&](auto&& insert) {
@@ -289,7 +290,8 @@ EventGraph GraphExtension::finish_freeze() {
   succ_offset_[0] = 0;
 
   // The columns: the base's, written out where an added row or a change needs it.
-  TaskColumns c = std::move(base_.tasks_);
+  GraphStorage base = GraphAccess::take(std::move(base_));
+  TaskColumns c = std::move(base.tasks);
   const TaskColumns& a = added_;
   const std::size_t added = a.size();
   bool stage = !c.stage.empty(), chunk = !c.chunk.empty(), lane = !c.lane.empty();
@@ -330,42 +332,76 @@ EventGraph GraphExtension::finish_freeze() {
   if (!paired_.empty() && c.paired.empty()) c.paired.assign(n, 0);
   for (const TaskId t : paired_) c.paired[t.value] = 1;
 
-  EventGraph g;
-  g.device_count_ = base_.device_count_;
-  g.lanes_ = std::move(base_.lanes_);
-  g.lanes_.insert(g.lanes_.end(), std::make_move_iterator(lanes_.begin()),
-                  std::make_move_iterator(lanes_.end()));
-  g.tasks_ = std::move(c);
-  g.pred_offset_ = std::move(pred_offset_);
-  g.pred_ = std::move(pred_);
-  g.succ_.offset = std::move(succ_offset_);
-  g.succ_.list = std::move(succ_);
-  g.has_program_order_ = n > 0 && program_.size() == n;
-  g.program_offset_ = std::move(program_offset_);
-  g.program_ = std::move(program_);
-  if (!g.has_communication_lanes()) g.tasks_.lane = {};
-  BigVector<TaskId> base_order;
-  const bool base_identity = base_.ids_are_topological_;
-  if (!base_identity) base_order = std::move(base_.topo_);
-  base_ = EventGraph{};  // its arrays are freed before the order is sorted
-  if (!merged_order(g, base_n, base_identity, base_order)) g.sort_topologically();
+  GraphStorage s;
+  s.device_count = base.device_count;
+  s.lanes = std::move(base.lanes);
+  s.lanes.insert(s.lanes.end(), std::make_move_iterator(lanes_.begin()),
+                 std::make_move_iterator(lanes_.end()));
+  s.tasks = std::move(c);
+  s.pred_offset = std::move(pred_offset_);
+  s.pred = std::move(pred_);
+  s.succ.offset = std::move(succ_offset_);
+  s.succ.list = std::move(succ_);
+  s.has_program_order = n > 0 && program_.size() == n;
+  s.program_offset = std::move(program_offset_);
+  s.program = std::move(program_);
+  if (s.lanes.size() <= s.device_count) s.tasks.lane = {};
+  const bool base_identity = base.ids_are_topological;
+  const BigVector<TaskId> base_order = std::move(base.topological_order);
+  base = GraphStorage{};  // the base's other arrays are freed before the order is sorted
+  EventGraph g = GraphAccess::adopt(std::move(s));
+  if (BigVector<TaskId> order; merged_order(g, base_n, base_identity, base_order, order)) {
+    g.storage_->topological_order = std::move(order);
+  } else {
+    g.sort_topologically();
+  }
   return g;
 }
 
+namespace {
+// Kahn's order over the added tasks and the edges between them, seeded by id: into
+// `sequence` as indices from 0 (task base_n + i). False on a cycle among them.
+bool added_in_topological_order(const EventGraph& g, std::size_t base_n,
+                                BigVector<std::uint32_t>& sequence) {
+  const std::size_t added = g.task_count() - base_n;
+  BigVector<std::uint32_t> waiting(added, 0);  // added predecessors not yet placed
+  sequence.clear();
+  sequence.reserve(added);
+  for (std::size_t a = 0; a < added; ++a) {
+    for (const Adjacent& p : g.predecessors(TaskId{static_cast<std::uint32_t>(base_n + a)})) {
+      if (p.task().value >= base_n) ++waiting[a];
+    }
+    if (waiting[a] == 0) sequence.push_back(static_cast<std::uint32_t>(a));
+  }
+  for (std::size_t head = 0; head < sequence.size(); ++head) {
+    const TaskId v{static_cast<std::uint32_t>(base_n + sequence[head])};
+    for (const Adjacent& s : g.successors(v)) {
+      const std::uint32_t w = s.task().value;
+      if (w >= base_n && --waiting[w - base_n] == 0) {
+        sequence.push_back(static_cast<std::uint32_t>(w - base_n));
+      }
+    }
+  }
+  return sequence.size() == added;
+}
+}  // namespace
+
 // The base's order with each added task right after the last of its predecessors, added
-// tasks after the same base task by id: a topological order that visits tasks near where
+// tasks after the same base task by id (or, when an added task feeds one added before it,
+// in Kahn's order over the added tasks): a topological order that visits tasks near where
 // the base's order did, so a pass over it reads the columns almost in order (Kahn's order
-// jumps between the base's tasks and the added ones). False, with g.topo_ untouched, when
+// jumps between the base's tasks and the added ones). False when
 // an edge goes backwards in it (a dependence the pass added between base tasks, or an
-// added task after its consumer); the caller sorts then.
+// added task after its base consumer); the caller sorts then.
 //
 // Only the edges the pass made need checking: an edge between base tasks that the base had
 // keeps its order (the base's order is topological, and a program's order edge between two
 // base tasks is one the base had: an inserted task splits it, an appended one follows it).
 // An added task comes after each of its predecessors by construction; what is left are its
 // edges to base tasks, and the dependences between base tasks the pass added or rewrote.
-bool GraphExtension::merged_order(EventGraph& g, std::size_t base_n, bool base_identity,
-                                  const BigVector<TaskId>& base_order) const {
+bool GraphExtension::merged_order(const EventGraph& g, std::size_t base_n, bool base_identity,
+                                  const BigVector<TaskId>& base_order,
+                                  BigVector<TaskId>& order) const {
   const std::size_t n = g.task_count();
   if (n == 0) return true;
   BigVector<std::uint32_t> position;  // of each base task in the base order
@@ -386,23 +422,32 @@ bool GraphExtension::merged_order(EventGraph& g, std::size_t base_n, bool base_i
       return false;
     }
   }
+  // The added tasks in an order that visits each after its added predecessors: by id, or,
+  // when a pass made an edge from an added task to one added before it (offloading's copy
+  // back into the R that recomputation added first), Kahn's order over the added tasks
+  // alone, seeded by id.
+  const std::size_t added = n - base_n;
+  BigVector<std::uint32_t> sequence;  // empty: by id
+  for (std::size_t a = 0; a < added && sequence.empty(); ++a) {
+    const auto v = static_cast<std::uint32_t>(base_n + a);
+    for (const Adjacent& p : g.predecessors(TaskId{v})) {
+      if (p.task().value > v) {
+        if (!added_in_topological_order(g, base_n, sequence)) return false;  // a cycle
+        break;
+      }
+    }
+  }
   // Per added task: 1 + the position of the last base task it follows (0: none); it goes
   // right before the base task at that position.
-  const std::size_t added = n - base_n;
   BigVector<std::uint32_t> attach(added);
   std::vector<std::uint32_t> count(base_n + 2, 0);
-  for (std::size_t a = 0; a < added; ++a) {
+  for (std::size_t i = 0; i < added; ++i) {
+    const std::size_t a = sequence.empty() ? i : sequence[i];
     const auto v = static_cast<std::uint32_t>(base_n + a);
     std::uint32_t at = 0;
     for (const Adjacent& p : g.predecessors(TaskId{v})) {
       const std::uint32_t u = p.task().value;
-      if (u < base_n) {
-        at = std::max(at, position_of(u) + 1);
-      } else if (u < v) {
-        at = std::max(at, attach[u - base_n]);
-      } else {
-        return false;  // after an added task with a higher id: not in id order
-      }
+      at = std::max(at, u < base_n ? position_of(u) + 1 : attach[u - base_n]);
     }
     attach[a] = at;
     ++count[at + 1];
@@ -415,11 +460,12 @@ bool GraphExtension::merged_order(EventGraph& g, std::size_t base_n, bool base_i
     }
   }
   for (std::size_t k = 0; k + 1 < count.size(); ++k) count[k + 1] += count[k];
-  BigVector<TaskId> order(n);
+  order.resize(n);
   std::size_t next = 0;
-  // Added tasks grouped by attach point, in id order within a group.
+  // Added tasks grouped by attach point, in the sequence's order within a group.
   BigVector<std::uint32_t> grouped(added);
-  for (std::size_t a = 0; a < added; ++a) {
+  for (std::size_t i = 0; i < added; ++i) {
+    const std::size_t a = sequence.empty() ? i : sequence[i];
     grouped[count[attach[a]]++] = static_cast<std::uint32_t>(base_n + a);
   }
   std::size_t g_at = 0;
@@ -429,7 +475,6 @@ bool GraphExtension::merged_order(EventGraph& g, std::size_t base_n, bool base_i
     }
     if (k < base_n) order[next++] = base_identity ? TaskId{k} : base_order[k];
   }
-  g.topo_ = std::move(order);
   return true;
 }
 

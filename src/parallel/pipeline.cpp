@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "perflow/core/detail/graph_storage.hpp"
 #include "perflow/core/error.hpp"
 
 namespace perflow::parallel {
@@ -428,7 +429,7 @@ class OnePassBuild {
       last[d] = order_pred;
     }
     if (id != n) return std::nullopt;  // deadlock
-    return EventGraph::assemble(std::move(g));
+    return detail::GraphAccess::assemble(std::move(g));
   }
 
  private:

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "detail/ordered_pass.hpp"
+#include "perflow/core/detail/graph_storage.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/simulator/communication.hpp"
 
@@ -151,7 +152,8 @@ Trace simulate_ordered(const EventGraph& graph, const SimulationOptions& options
       }
     }
   };
-  const ::perflow::detail::PlacedCosts* placed = graph.placed_costs();
+  const ::perflow::detail::PlacedCosts* placed =
+      ::perflow::detail::GraphAccess::placed_costs(graph);
   if (placed != nullptr && graph.release_shares().empty()) {
     if (placed->chunks > 1) {
       pass(CostsByPlace<true>{*placed, device.data(), kind.data(), graph.chunks().data()});

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "perflow/core/detail/graph_storage.hpp"
 #include "perflow/core/error.hpp"
 
 namespace perflow {
@@ -157,7 +158,7 @@ std::vector<std::pair<std::uint32_t, EdgeKind>> listed(std::span<const Adjacent>
 }
 
 TEST(EventGraph, AssembledGraphDerivesWhatItLeftOut) {
-  const EventGraph g = EventGraph::assemble(one_pass_parts());
+  const EventGraph g = detail::GraphAccess::assemble(one_pass_parts());
   ASSERT_EQ(g.task_count(), 4u);
   EXPECT_FALSE(g.has_communication_lanes());
   EXPECT_TRUE(g.ids_are_topological());
@@ -174,7 +175,7 @@ TEST(EventGraph, AssembledGraphDerivesWhatItLeftOut) {
   EXPECT_EQ(g.spec(TaskId{3}).lane, LaneId{1});
   EXPECT_EQ(g.label(TaskId{1}), "F1.0");
   // Costs by place: F F W B on device 1.
-  ASSERT_NE(g.placed_costs(), nullptr);
+  ASSERT_NE(detail::GraphAccess::placed_costs(g), nullptr);
   EXPECT_EQ(std::vector<TimeNs>(g.durations().begin(), g.durations().end()),
             (std::vector<TimeNs>{10, 10, 30, 20}));
   EXPECT_EQ(std::vector<double>(g.memory_deltas().begin(), g.memory_deltas().end()),
@@ -201,7 +202,7 @@ TEST(EventGraph, AssembledGraphDerivesWhatItLeftOut) {
   const EventGraph extended = std::move(more).freeze();
   EXPECT_EQ(extended.stage(TaskId{2}), StageId{1});
   EXPECT_EQ(extended.stage(extra), StageId{0});
-  EXPECT_EQ(extended.placed_costs(), nullptr);
+  EXPECT_EQ(detail::GraphAccess::placed_costs(extended), nullptr);
   EXPECT_EQ(extended.duration(TaskId{2}), 30);
   EXPECT_EQ(extended.memory_delta(TaskId{3}), -0.5);
   EXPECT_EQ(extended.duration(extra), 1);
@@ -213,19 +214,19 @@ TEST(EventGraph, AssembleRefusesCostsByPlaceOfTheWrongShape) {
   detail::GraphParts short_table = one_pass_parts();
   short_table.tasks.placed.duration.pop_back();
   short_table.tasks.placed.memory_delta.pop_back();
-  EXPECT_THROW((void)EventGraph::assemble(std::move(short_table)), std::invalid_argument);
+  EXPECT_THROW((void)detail::GraphAccess::assemble(std::move(short_table)), std::invalid_argument);
   // Two chunks per device need the chunk column.
   detail::GraphParts two_chunks = one_pass_parts();
   two_chunks.tasks.placed.chunks = 2;
   two_chunks.tasks.placed.duration.resize(16, 0);
   two_chunks.tasks.placed.memory_delta.resize(16, 0.0);
-  EXPECT_THROW((void)EventGraph::assemble(two_chunks), std::invalid_argument);
+  EXPECT_THROW((void)detail::GraphAccess::assemble(two_chunks), std::invalid_argument);
   two_chunks.tasks.chunk.assign(4, 0);
-  EXPECT_EQ(EventGraph::assemble(std::move(two_chunks)).duration(TaskId{3}), 0);
+  EXPECT_EQ(detail::GraphAccess::assemble(std::move(two_chunks)).duration(TaskId{3}), 0);
 }
 
 TEST(EventGraph, DerivedArraysAreTheSameFromThreadsAtOnce) {
-  const EventGraph g = EventGraph::assemble(one_pass_parts());
+  const EventGraph g = detail::GraphAccess::assemble(one_pass_parts());
   constexpr std::size_t kThreads = 8;
   std::vector<const Adjacent*> successors(kThreads);
   std::vector<const StageId*> stages(kThreads);

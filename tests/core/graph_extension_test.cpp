@@ -131,6 +131,42 @@ TEST(GraphExtension, SortsAgainWhenARewrittenDependenceGoesBackwards) {
   EXPECT_EQ(ids(g.topological_order()), (std::vector<TaskId>{f0, b0, f1}));
 }
 
+// An added task feeding one added before it (offloading's copy back into the R that
+// recomputation added first): the added tasks are placed in their own topological order,
+// each right before the base task after its last predecessor, not sorted again by Kahn.
+TEST(GraphExtension, PlacesAnAddedTaskBeforeAnEarlierAddedConsumer) {
+  GraphExtension x(two_stage());
+  const LaneId copies = x.add_lane(DeviceId{0}, "from host");
+  const TaskId r = x.add_task(spec(TaskKind::R, 0, 0, 5));  // before B0
+  TaskSpec copy = spec(TaskKind::H2D, 0, 0, 7);
+  copy.lane = copies;
+  const TaskId h2d = x.add_task(copy);  // after F0, into R
+  x.insert_before(TaskId{3}, r);
+  x.append_to_program(h2d);
+  x.add_dependence(r, TaskId{3});
+  x.add_dependence(TaskId{0}, h2d);
+  x.add_dependence(h2d, r);
+  const EventGraph g =
+      std::move(x).freeze([&](TaskId, TaskId v, auto&& emit) { emit(v == TaskId{3} ? r : v); });
+  EXPECT_FALSE(g.ids_are_topological());
+  // Base order F0 F1 B1 B0; the copy right after F0, R right after B1 (its last base
+  // predecessor), before B0. Kahn's order by id would put the copy after F1.
+  EXPECT_EQ(ids(g.topological_order()),
+            (std::vector<TaskId>{TaskId{0}, h2d, TaskId{1}, TaskId{2}, r, TaskId{3}}));
+}
+
+// Two added tasks feeding each other: the cycle is reported as the builder reports it.
+TEST(GraphExtension, ReportsACycleAmongAddedTasks) {
+  GraphExtension x(two_stage());
+  const TaskId a = x.add_task(spec(TaskKind::R, 0, 0, 5));
+  const TaskId c = x.add_task(spec(TaskKind::R, 0, 1, 5));
+  x.insert_before(TaskId{3}, a);
+  x.insert_before(TaskId{3}, c);
+  x.add_dependence(c, a);
+  x.add_dependence(a, c);
+  EXPECT_THROW((void)std::move(x).freeze(), CycleError);
+}
+
 // Insertions made while walking the programs in order (as recomputation makes them) and in
 // any other order give the same programs.
 TEST(GraphExtension, InsertsInProgramOrderOrNot) {

@@ -1,15 +1,12 @@
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
 
-#include "perflow/core/huge_page_allocator.hpp"
 #include "perflow/core/id.hpp"
 #include "perflow/core/task.hpp"
 #include "perflow/core/time.hpp"
@@ -34,10 +31,6 @@ class Adjacent {
  private:
   std::uint32_t bits_ = 0;
 };
-
-/// Adjacency arrays are sized from the edge count, then every entry written.
-template <>
-struct GrowsUnwritten<Adjacent> : std::true_type {};
 
 /// Everything a builder says about one task.
 struct TaskSpec {
@@ -75,127 +68,19 @@ struct LaneInfo {
 class EventGraph;
 
 namespace detail {
+// How a graph keeps its arrays, and the code that writes them (core/detail/graph_storage.hpp,
+// core/detail/graph_extension.hpp): for the modules that build graphs.
+struct GraphStorage;
+struct BuilderState;
+class GraphAccess;
 class GraphExtension;
 
-/// What a compute task costs at each place (device, chunk), by kind F, B, W, BW: a pipeline
-/// graph's tasks take their duration and memory delta from here instead of from columns.
-struct PlacedCosts {
-  std::uint32_t chunks = 0;      ///< chunks per device
-  std::vector<TimeNs> duration;  ///< entry index(device, chunk, kind)
-  std::vector<double> memory_delta;
-
-  [[nodiscard]] bool empty() const { return duration.empty(); }
-  [[nodiscard]] std::size_t index(DeviceId device, std::uint32_t chunk, TaskKind kind) const {
-    return (std::size_t{device.value} * chunks + chunk) * 4 + static_cast<std::size_t>(kind);
-  }
-};
-
-/// The per-task columns (struct of arrays) shared by the builder and the frozen graph.
-struct TaskColumns {
-  BigVector<TaskKind> kind;
-  BigVector<DeviceId> device;
-  /// A frozen graph may leave it empty when every task's stage is its device (a pipeline
-  /// graph does).
-  BigVector<StageId> stage;
-  BigVector<std::uint32_t> microbatch;
-  /// A frozen graph may leave it empty when every task is in chunk 0.
-  BigVector<std::uint32_t> chunk;
-  /// A frozen graph may leave both empty when `placed` holds every task's costs.
-  BigVector<TimeNs> duration;
-  BigVector<double> memory_delta;
-  PlacedCosts placed;
-  /// A frozen graph may leave it empty when every task runs on its device's compute lane
-  /// (freeze does whenever the graph has no communication lanes).
-  BigVector<LaneId> lane;
-  /// Empty while every task is in iteration 0 (one iteration: no column to pay for).
-  BigVector<std::uint32_t> iteration;
-  /// TaskSpec::paired; empty while no task is paired.
-  BigVector<std::uint8_t> paired;
-  /// TaskSpec::release_share; empty while every share is 1.
-  BigVector<double> release_share;
-
-  [[nodiscard]] std::size_t size() const { return kind.size(); }
-  void reserve(std::size_t n);
-  /// n rows of the kind, device and microbatch columns and of every other one that holds
-  /// rows, to be written by index (contents unspecified until then). The columns left empty
-  /// stay so (a frozen graph derives them).
-  void resize(std::size_t n);
-  void push_back(const TaskSpec& spec);
-  /// Writes out every column a frozen graph left to derive (stage, lane, chunk, costs), for
-  /// a builder.
-  void fill_derived_columns();
-  /// Each writes out one column a frozen graph may leave to derive, if it is left out.
-  void write_out_stage();
-  void write_out_lane();
-  void write_out_chunk();
-  /// The duration and memory columns from `placed`, which is then cleared; a column not
-  /// asked for is left for the caller to write.
-  void write_out_costs(bool durations = true, bool memory_deltas = true);
-};
-
-/// Compressed adjacency lists: task t's entries are list[offset[t], offset[t + 1]).
-struct Adjacency {
-  BigVector<std::uint32_t> offset;  ///< tasks + 1 entries
-  BigVector<Adjacent> list;
-};
-
-/// An array a frozen graph derives from its other arrays on first use, once, whichever
-/// thread asks first (a frozen graph is read from many threads at once): what a builder
-/// leaves out because most runs never read it.
-template <class Array>
-class DerivedOnce {
- public:
-  template <class Derive>
-  const Array& get(Derive&& derive) const {
-    if (!ready_.load(std::memory_order_acquire)) {
-      const std::lock_guard lock(mutex_);
-      if (!ready_.load(std::memory_order_relaxed)) {
-        derive(array_);
-        ready_.store(true, std::memory_order_release);
-      }
-    }
-    return array_;
-  }
-
- private:
-  mutable std::atomic<bool> ready_{false};
-  mutable std::mutex mutex_;
-  mutable Array array_;
-};
-
-/// What a frozen graph derives on first use; shared by the graph's copies, which derive the
-/// same arrays.
-struct DerivedArrays {
-  DerivedOnce<BigVector<StageId>> stage;
-  DerivedOnce<BigVector<LaneId>> lane;
-  DerivedOnce<BigVector<std::uint32_t>> chunk;
-  DerivedOnce<BigVector<TimeNs>> duration;
-  DerivedOnce<BigVector<double>> memory_delta;
-  DerivedOnce<BigVector<TaskId>> topological_order;
-  DerivedOnce<Adjacency> successors;
-};
-
-/// A frozen graph's arrays, for builders that write the compressed form directly (the
-/// pipeline builder does, in one pass): EventGraph::assemble takes them over.
-struct GraphParts {
-  std::uint32_t device_count = 0;
-  std::vector<LaneInfo> lanes;
-  TaskColumns tasks;
-  BigVector<std::uint32_t> pred_offset;  ///< tasks + 1 entries
-  BigVector<Adjacent> pred;              ///< per task: its order edge first, then data edges
-  /// When both are empty, the graph derives them from the predecessor lists on first use,
-  /// each list in the order build_pipeline_graph's reference build gives a pipeline graph:
-  /// the order edge, then the data successors that are backwards (B, BW), then the others,
-  /// each group by id. Only a pipeline-shaped graph (at most one data successor of each
-  /// group) gets its builder's order back that way.
-  BigVector<std::uint32_t> succ_offset;
-  BigVector<Adjacent> succ;
-  BigVector<std::uint32_t> program_offset;  ///< lanes + 1 entries
-  BigVector<TaskId> program;
-  /// Empty when the ids themselves are a topological order (every edge goes from a lower
-  /// to a higher id).
-  BigVector<TaskId> topological_order;
-};
+/// Where a compute task's costs sit in a table of costs by place: per device, its chunks,
+/// each with the four compute kinds F, B, W, BW.
+constexpr std::size_t place_index(DeviceId device, std::uint32_t chunks, std::uint32_t chunk,
+                                  TaskKind kind) {
+  return (std::size_t{device.value} * chunks + chunk) * 4 + static_cast<std::size_t>(kind);
+}
 }  // namespace detail
 
 /// Collects tasks, dependences and per-device program orders, then `freeze()`s them into
@@ -203,6 +88,13 @@ struct GraphParts {
 class EventGraphBuilder {
  public:
   explicit EventGraphBuilder(std::uint32_t device_count);
+  ~EventGraphBuilder();
+  EventGraphBuilder(EventGraphBuilder&& other) noexcept;
+  EventGraphBuilder& operator=(EventGraphBuilder&& other) noexcept;
+  /// A builder holding all `other` holds so far.
+  EventGraphBuilder(const EventGraphBuilder& other);
+  EventGraphBuilder& operator=(const EventGraphBuilder& other);
+
   /// A builder holding everything in `graph` (same task ids, lanes, data dependences and
   /// programs), to which more can be added: how passes such as communication lowering and
   /// data parallelism extend a built graph. `keep_dependence(from, to)`, if given, says
@@ -227,8 +119,8 @@ class EventGraphBuilder {
   /// freeze time, first in each adjacency list; data edges follow in insertion order).
   void append_to_program(TaskId task);
 
-  [[nodiscard]] std::size_t task_count() const { return tasks_.size(); }
-  [[nodiscard]] std::uint32_t device_count() const { return device_count_; }
+  [[nodiscard]] std::size_t task_count() const;
+  [[nodiscard]] std::uint32_t device_count() const;
 
   /// Builds the compressed graph and its topological order. Throws CycleError naming the
   /// tasks on a cycle, ScheduleError if only some tasks have a program position.
@@ -239,30 +131,32 @@ class EventGraphBuilder {
 
   void check_task(TaskId id, const char* what) const;
 
-  std::uint32_t device_count_;
-  std::vector<LaneInfo> lanes_;
-  detail::TaskColumns tasks_;
-  BigVector<TaskId> edge_from_;  // data dependences only
-  BigVector<TaskId> edge_to_;
-  std::vector<std::vector<TaskId>> programs_;  // per lane
-  BigVector<std::uint8_t> in_program_;
+  std::unique_ptr<detail::BuilderState> state_;
 };
 
 /// An immutable task graph: tasks in struct-of-arrays, edges in CSR (both directions),
 /// per-device program orders, and a topological order computed once at freeze time. A
 /// graph assembled by a one-pass builder may leave out columns, the successor lists and the
-/// identity order, and derives each on first use (see detail::GraphParts). Simulation state
-/// lives outside, so one graph serves many simulations.
+/// identity order, and derives each on first use. Copies share the arrays (a graph never
+/// changes). Simulation state lives outside, so one graph serves many simulations.
 class EventGraph {
  public:
   EventGraph() = default;
-  /// A graph from arrays a builder wrote directly. Throws std::invalid_argument if their
-  /// sizes disagree; the builder guarantees the rest (ids in range, edges listed in both
-  /// directions, programs consistent with the order edges, an acyclic graph).
-  static EventGraph assemble(detail::GraphParts parts);
+  EventGraph(const EventGraph&) = default;
+  EventGraph& operator=(const EventGraph&) = default;
+  /// The source is left empty.
+  EventGraph(EventGraph&& other) noexcept : EventGraph(other) { other.clear(); }
+  EventGraph& operator=(EventGraph&& other) noexcept {
+    if (this != &other) {
+      *this = other;
+      other.clear();
+    }
+    return *this;
+  }
+  ~EventGraph() = default;
 
-  [[nodiscard]] std::size_t task_count() const { return tasks_.size(); }
-  [[nodiscard]] std::size_t edge_count() const { return pred_.size(); }
+  [[nodiscard]] std::size_t task_count() const { return task_count_; }
+  [[nodiscard]] std::size_t edge_count() const { return edge_count_; }
   [[nodiscard]] std::uint32_t device_count() const { return device_count_; }
   /// Lanes 0..device_count()-1 are the compute lanes; communication lanes follow.
   [[nodiscard]] std::uint32_t lane_count() const {
@@ -271,54 +165,40 @@ class EventGraph {
   [[nodiscard]] const LaneInfo& lane_info(LaneId l) const { return lanes_[l.value]; }
   [[nodiscard]] std::span<const LaneInfo> lanes() const { return lanes_; }
 
-  [[nodiscard]] TaskKind kind(TaskId t) const { return tasks_.kind[t.value]; }
-  [[nodiscard]] DeviceId device(TaskId t) const { return tasks_.device[t.value]; }
+  [[nodiscard]] TaskKind kind(TaskId t) const { return kind_[t.value]; }
+  [[nodiscard]] DeviceId device(TaskId t) const { return device_[t.value]; }
   [[nodiscard]] StageId stage(TaskId t) const {
-    return tasks_.stage.empty() ? StageId{tasks_.device[t.value].value} : tasks_.stage[t.value];
+    return stage_ == nullptr ? StageId{device_[t.value].value} : stage_[t.value];
   }
-  [[nodiscard]] std::uint32_t microbatch(TaskId t) const { return tasks_.microbatch[t.value]; }
+  [[nodiscard]] std::uint32_t microbatch(TaskId t) const { return microbatch_[t.value]; }
   [[nodiscard]] std::uint32_t chunk(TaskId t) const {
-    return tasks_.chunk.empty() ? 0 : tasks_.chunk[t.value];
+    return chunk_ == nullptr ? 0 : chunk_[t.value];
   }
-  [[nodiscard]] TimeNs duration(TaskId t) const {
-    return tasks_.placed.empty() ? tasks_.duration[t.value]
-                                 : tasks_.placed.duration[placed_index(t)];
-  }
-  [[nodiscard]] double memory_delta(TaskId t) const {
-    return tasks_.placed.empty() ? tasks_.memory_delta[t.value]
-                                 : tasks_.placed.memory_delta[placed_index(t)];
-  }
-  /// Where a pipeline graph keeps its tasks' costs (per device, chunk and kind) instead of
-  /// duration and memory_delta columns; null when the graph has the columns. For passes
-  /// that read every task's cost and would rather not derive the columns.
-  [[nodiscard]] const detail::PlacedCosts* placed_costs() const {
-    return tasks_.placed.empty() ? nullptr : &tasks_.placed;
-  }
+  [[nodiscard]] TimeNs duration(TaskId t) const { return duration_[cost_index(t)]; }
+  [[nodiscard]] double memory_delta(TaskId t) const { return memory_delta_[cost_index(t)]; }
   /// `start` plus every task's duration, added one at a time in id order.
   [[nodiscard]] double total_duration(double start = 0.0) const;
   [[nodiscard]] LaneId lane(TaskId t) const {
-    return tasks_.lane.empty() ? LaneId{tasks_.device[t.value].value} : tasks_.lane[t.value];
+    return lane_ == nullptr ? LaneId{device_[t.value].value} : lane_[t.value];
   }
   /// True when the graph has lanes besides the devices' compute lanes; when it has none,
   /// every task runs on its device's (lane(t) is device(t)).
   [[nodiscard]] bool has_communication_lanes() const { return lanes_.size() > device_count_; }
   [[nodiscard]] std::uint32_t iteration(TaskId t) const {
-    return tasks_.iteration.empty() ? 0 : tasks_.iteration[t.value];
+    return iteration_ == nullptr ? 0 : iteration_[t.value];
   }
   /// True when the graph holds more than one training iteration (some task's is not 0).
-  [[nodiscard]] bool has_iterations() const { return !tasks_.iteration.empty(); }
+  [[nodiscard]] bool has_iterations() const { return iteration_ != nullptr; }
   /// TaskSpec::paired: t is the second task of an overlapped pair.
-  [[nodiscard]] bool paired(TaskId t) const {
-    return !tasks_.paired.empty() && tasks_.paired[t.value] != 0;
-  }
+  [[nodiscard]] bool paired(TaskId t) const { return paired_ != nullptr && paired_[t.value] != 0; }
   /// True when some task is paired.
-  [[nodiscard]] bool has_pairs() const { return !tasks_.paired.empty(); }
+  [[nodiscard]] bool has_pairs() const { return paired_ != nullptr; }
   /// TaskSpec::release_share of t.
   [[nodiscard]] double release_share(TaskId t) const {
-    return tasks_.release_share.empty() ? 1.0 : tasks_.release_share[t.value];
+    return release_share_.empty() ? 1.0 : release_share_[t.value];
   }
   /// Every task's release share, or empty while all are 1.
-  [[nodiscard]] std::span<const double> release_shares() const { return tasks_.release_share; }
+  [[nodiscard]] std::span<const double> release_shares() const { return release_share_; }
   /// When a task whose release share is `share` may start after a data predecessor that ran
   /// [start, finish]: start + share x (finish - start), rounded down.
   [[nodiscard]] static TimeNs released_at(TimeNs start, TimeNs finish, double share) {
@@ -341,8 +221,8 @@ class EventGraph {
     return put_task_label(out, {kind(t), microbatch(t), chunk(t)}, has_iterations(), iteration(t));
   }
 
-  [[nodiscard]] std::span<const TaskKind> kinds() const { return tasks_.kind; }
-  [[nodiscard]] std::span<const DeviceId> devices() const { return tasks_.device; }
+  [[nodiscard]] std::span<const TaskKind> kinds() const { return {kind_, task_count_}; }
+  [[nodiscard]] std::span<const DeviceId> devices() const { return {device_, task_count_}; }
   /// The columns below may be derived, as lanes_of_tasks() and stages() are.
   [[nodiscard]] std::span<const TimeNs> durations() const;
   [[nodiscard]] std::span<const double> memory_deltas() const;
@@ -350,17 +230,19 @@ class EventGraph {
   /// may store no such column; it is then written out on the first call (once, and kept).
   [[nodiscard]] std::span<const LaneId> lanes_of_tasks() const;
   [[nodiscard]] std::span<const StageId> stages() const;
-  [[nodiscard]] std::span<const std::uint32_t> microbatches() const { return tasks_.microbatch; }
+  [[nodiscard]] std::span<const std::uint32_t> microbatches() const {
+    return {microbatch_, task_count_};
+  }
   [[nodiscard]] std::span<const std::uint32_t> chunks() const;
 
   [[nodiscard]] std::span<const Adjacent> predecessors(TaskId t) const {
-    return {pred_.data() + pred_offset_[t.value], pred_.data() + pred_offset_[t.value + 1]};
+    return {pred_ + pred_offset_[t.value], pred_ + pred_offset_[t.value + 1]};
   }
   /// The program successor (the order edge) first, then the data successors. A graph built
   /// in one pass derives these lists on the first call (once, and kept).
   [[nodiscard]] std::span<const Adjacent> successors(TaskId t) const {
-    const detail::Adjacency& s = succ_.offset.empty() ? derived_successors() : succ_;
-    return {s.list.data() + s.offset[t.value], s.list.data() + s.offset[t.value + 1]};
+    if (succ_offset_ == nullptr) return derived_successors(t);
+    return {succ_ + succ_offset_[t.value], succ_ + succ_offset_[t.value + 1]};
   }
 
   /// True when every task has a position in its lane's program (ordered simulation).
@@ -370,14 +252,14 @@ class EventGraph {
     return program(LaneId{d.value});
   }
   [[nodiscard]] std::span<const TaskId> program(LaneId l) const {
-    return {program_.data() + program_offset_[l.value],
-            program_.data() + program_offset_[l.value + 1]};
+    return {program_ + program_offset_[l.value], program_ + program_offset_[l.value + 1]};
   }
 
-  /// Every task once, each after all its predecessors: Kahn's order with ties by task id,
-  /// or the ids in order where the builder made them topological (see ids_are_topological;
-  /// that array is written out on the first call, so a pass over such a graph had better
-  /// loop over the ids).
+  /// Every task once, each after all its predecessors: Kahn's order with ties by task id; a
+  /// graph a pass extended keeps its base's order with each added task right after its
+  /// predecessors; or the ids in order where the builder made them topological (see
+  /// ids_are_topological; that array is written out on the first call, so a pass over such
+  /// a graph had better loop over the ids).
   [[nodiscard]] std::span<const TaskId> topological_order() const;
   /// True when every edge goes from a lower to a higher id, so a pass over the ids in
   /// order visits each task after its predecessors (and topological_order() is 0..n-1).
@@ -385,34 +267,54 @@ class EventGraph {
 
  private:
   friend class EventGraphBuilder;
+  friend class detail::GraphAccess;
   friend class detail::GraphExtension;
 
-  // Kahn's algorithm over the successor lists into topo_ (FIFO seeded by id); throws
-  // CycleError naming the tasks of a cycle.
+  // The views below, read from storage_.
+  void bind();
+  void clear() noexcept {
+    const EventGraph empty;
+    *this = empty;
+  }
+  // Kahn's algorithm over the successor lists into the storage's topological order (FIFO
+  // seeded by id); throws CycleError naming the tasks of a cycle.
   void sort_topologically();
-
-  // Inline, so that a pass calling successors() per task pays a load and a branch once the
-  // lists exist.
-  [[nodiscard]] const detail::Adjacency& derived_successors() const {
-    return derived_->successors.get([this](detail::Adjacency& lists) { derive_successors(lists); });
-  }
-  void derive_successors(detail::Adjacency& lists) const;
-  [[nodiscard]] std::size_t placed_index(TaskId t) const {
-    return tasks_.placed.index(tasks_.device[t.value], chunk(t), tasks_.kind[t.value]);
+  // Task t's successor list where the lists are derived on first use.
+  [[nodiscard]] std::span<const Adjacent> derived_successors(TaskId t) const;
+  [[nodiscard]] std::size_t cost_index(TaskId t) const {
+    return placed_chunks_ == 0
+               ? t.value
+               : detail::place_index(device_[t.value], placed_chunks_, chunk(t), kind_[t.value]);
   }
 
+  std::shared_ptr<detail::GraphStorage> storage_;
+  // Views into storage_, so that the accessors above are a load or two. A column the graph
+  // leaves out is null (its fallback applies); costs are per task, or per place when
+  // placed_chunks_ is not 0 (a pipeline graph's).
+  std::size_t task_count_ = 0;
+  std::size_t edge_count_ = 0;
   std::uint32_t device_count_ = 0;
-  std::vector<LaneInfo> lanes_;
-  detail::TaskColumns tasks_;
-  BigVector<std::uint32_t> pred_offset_;
-  BigVector<Adjacent> pred_;
-  detail::Adjacency succ_;  // empty when derived_ holds them
-  BigVector<std::uint32_t> program_offset_;
-  BigVector<TaskId> program_;
-  BigVector<TaskId> topo_;  // empty when the ids are the order
+  std::span<const LaneInfo> lanes_;
+  const TaskKind* kind_ = nullptr;
+  const DeviceId* device_ = nullptr;
+  const StageId* stage_ = nullptr;
+  const std::uint32_t* microbatch_ = nullptr;
+  const std::uint32_t* chunk_ = nullptr;
+  const TimeNs* duration_ = nullptr;
+  const double* memory_delta_ = nullptr;
+  std::uint32_t placed_chunks_ = 0;
+  const LaneId* lane_ = nullptr;
+  const std::uint32_t* iteration_ = nullptr;
+  const std::uint8_t* paired_ = nullptr;
+  std::span<const double> release_share_;
+  const std::uint32_t* pred_offset_ = nullptr;
+  const Adjacent* pred_ = nullptr;
+  const std::uint32_t* succ_offset_ = nullptr;  // null: derived on first use
+  const Adjacent* succ_ = nullptr;
+  const std::uint32_t* program_offset_ = nullptr;
+  const TaskId* program_ = nullptr;
   bool has_program_order_ = false;
   bool ids_are_topological_ = false;
-  std::shared_ptr<detail::DerivedArrays> derived_ = std::make_shared<detail::DerivedArrays>();
 };
 
 }  // namespace perflow

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "perflow/core/detail/graph_storage.hpp"
 #include "perflow/core/event_graph.hpp"
 
 namespace perflow::detail {
@@ -132,8 +133,8 @@ class GraphExtension {
   void begin_freeze();
   void place_order_edges();
   EventGraph finish_freeze();
-  bool merged_order(EventGraph& g, std::size_t base_n, bool base_identity,
-                    const BigVector<TaskId>& base_order) const;
+  bool merged_order(const EventGraph& g, std::size_t base_n, bool base_identity,
+                    const BigVector<TaskId>& base_order, BigVector<TaskId>& order) const;
 
   EventGraph base_;
   std::vector<LaneInfo> lanes_;  // added lanes
