@@ -60,6 +60,7 @@ void print_models(bool json) {
                       {"ffn_hidden", m.ffn_hidden},
                       {"heads", m.heads},
                       {"kv_heads", m.kv_heads},
+                      {"head_dim", static_cast<std::uint64_t>(m.head_dim())},
                       {"vocab", m.vocab},
                       {"sequence", m.sequence},
                       {"mlp", model::to_string(m.mlp)},
@@ -73,19 +74,23 @@ void print_models(bool json) {
                       {"expert_groups", m.expert_groups},
                       {"group_top_k", m.group_top_k},
                       {"parameters", m.parameters()},
+                      {"active_parameters", m.active_parameters()},
                       {"source", p.source}});
     }
     fmt::print("{}\n", list.dump(1));
     return;
   }
-  fmt::print("{:<12}  {:>10}  {:>6}  {:>6}  {:>6}  {:>9}  {:>7}  {:>6}  {:<6}  {}\n", "name",
-             "parameters", "layers", "hidden", "heads", "kv heads", "vocab", "seq", "mlp",
-             "description");
+  fmt::print("{:<15}  {:>10}  {:>7}  {:>6}  {:>6}  {:>6}  {:>9}  {:>8}  {:>7}  {:>6}  {:<6}  {}\n",
+             "name", "parameters", "active", "layers", "hidden", "heads", "kv heads", "head dim",
+             "vocab", "seq", "mlp", "description");
   for (const model::ModelPreset& p : model::model_presets()) {
     const model::Transformer& m = p.model;
-    fmt::print("{:<12}  {:>9.1f}B  {:>6}  {:>6}  {:>6}  {:>9}  {:>7}  {:>6}  {:<6}  {}\n", p.name,
-               m.parameters() / 1e9, m.layers, m.hidden, m.heads, m.kv_heads, m.vocab, m.sequence,
-               model::to_string(m.mlp), p.description);
+    fmt::print(
+        "{:<15}  {:>9.1f}B  {:>6.1f}B  {:>6}  {:>6}  {:>6}  {:>9}  {:>8}  {:>7}  {:>6}  {:<6}  "
+        "{}\n",
+        p.name, m.parameters() / 1e9, m.active_parameters() / 1e9, m.layers, m.hidden, m.heads,
+        m.kv_heads, static_cast<std::uint64_t>(m.head_dim()), m.vocab, m.sequence,
+        model::to_string(m.mlp), p.description);
   }
   fmt::print("\nSources: perflow models --format json.\n");
 }

@@ -127,7 +127,8 @@ PositionCosts derive_position(const Transformer& model, const Training& training
 
   // Activations kept per layer (Korthikanti et al. 2022, section 4, generalised to f and
   // grouped-query attention; 2-byte tensors, 1-byte dropout masks).
-  const auto [tp, b, s, tokens, h, f, kv, r] = detail::dimensions(model, training, degrees.tensor);
+  const auto [tp, b, s, tokens, h, f, kv, qw, r] =
+      detail::dimensions(model, training, degrees.tensor);
   // Bytes of a GEMM input kept for the backward: Transformer Engine's fp8 Linear keeps its
   // input quantised (transformer_engine/pytorch/module/linear.py saves the fp8 `inputmat`,
   // one byte an element; so do LayerNormLinear's normalised input and GroupedLinear's), else
@@ -142,9 +143,11 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   // with SwiGLU's gate and up), and the second GEMM's input (q).
   const double mlp_inside = (model.mlp == Mlp::SwiGlu ? 4 + q : 2 + q) * tokens * f;
   // The attention core keeps Q, K, V and its output (2 bytes; the output is the projection's
-  // input). In fp8 the projection keeps its own 1-byte copy of it as well.
-  const double projection_copy = precision == Precision::Fp8 ? q * tokens * h : 0.0;
-  const double attention_kept = 2 * tokens * h + 4 * tokens * kv + 2 * tokens * h + projection_copy;
+  // input; Q and the output a d wide, h unless the head width is set). In fp8 the projection
+  // keeps its own 1-byte copy of it as well.
+  const double projection_copy = precision == Precision::Fp8 ? q * tokens * qw : 0.0;
+  const double attention_kept =
+      2 * tokens * qw + 4 * tokens * kv + 2 * tokens * qw + projection_copy;
   const double sharded = (attention_kept + mlp_inside) / t;
   const double scores = 5 * model.heads * s * s * b / t;  // softmax output, mask, dropout
   // Per layer, what F keeps: everything (34sbh + 5as^2b/t without flash attention), all but
@@ -153,7 +156,7 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   const std::array<double, 3> kept_per_layer = {per_layer, replicated + sharded,
                                                 2 * tokens * h * r};
   // What W still needs after B: the inputs of the weight GEMMs (QKV, projection, the MLP's).
-  const double attention_weight_inputs = q * tokens * h * r + q * tokens * h / t;
+  const double attention_weight_inputs = q * tokens * h * r + q * tokens * qw / t;
   const double weight_inputs = attention_weight_inputs + q * tokens * h * r + q * tokens * f / t;
 
   // A MoE layer keeps the same but for the dense MLP's inside (m T f / t), which becomes:
@@ -215,7 +218,7 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   double expert_parameters = 0;  // the routed experts' on this rank
   if (moe_layers > 0) {
     const double expert = (model.mlp == Mlp::SwiGlu ? 3 : 2) * h * fe;
-    const double attention = h * (h + 2 * kv) + h * h;
+    const double attention = model.attention_parameters();
     expert_parameters = nm * (double(model.experts) / degrees.expert) * expert / t;
     c.parameters +=
         nm * ((attention + model.shared_experts * expert) / t + h * model.experts + norms) +

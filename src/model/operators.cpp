@@ -89,13 +89,14 @@ namespace detail {
 
 std::vector<Operator> attention_operators(const Transformer& model, const Training& training,
                                           std::uint32_t tp) {
-  const auto [t, b, s, tokens, h, f, kv, r] = dimensions(model, training, tp);
+  const auto [t, b, s, tokens, h, f, kv, qw, r] = dimensions(model, training, tp);
   std::vector<Operator> ops;
-  ops.push_back(gemm("qkv", tokens, h, (h + 2 * kv) / t, kFp8CastsAfterNorm));
+  ops.push_back(gemm("qkv", tokens, h, (qw + 2 * kv) / t, kFp8CastsAfterNorm));
   if (training.flash_attention) {
-    // Scores and values (2 T s h / t FLOPs each), one fused kernel; its backward
-    // recomputes the scores: twice the forward's work (Dao, FlashAttention-2, 2023).
-    const double flops = 4 * tokens * s * h / t;
+    // Scores and values (2 T s a d / t FLOPs each, a d = h unless the head width is set),
+    // one fused kernel; its backward recomputes the scores: twice the forward's work (Dao,
+    // FlashAttention-2, 2023).
+    const double flops = 4 * tokens * s * qw / t;
     // Its kernels: the fused forward; the backward's preprocessing (dO . O), main kernel and
     // dQ conversion (FlashAttention-2's flash_bwd_dot_do_o, flash_bwd_dq_dk_dv and
     // flash_bwd_convert_dq kernels).
@@ -115,7 +116,7 @@ std::vector<Operator> attention_operators(const Transformer& model, const Traini
     // The fused scale-mask-softmax and the dropout, and their gradients.
     ops.push_back(memory("softmax", 3 * probabilities, 4 * probabilities, 0, {2, 2, 0}));
   }
-  ops.push_back(gemm("projection", tokens, h / t, h));
+  ops.push_back(gemm("projection", tokens, qw / t, h));
   return ops;
 }
 

@@ -65,6 +65,31 @@ constexpr Transformer deepseek_v3() {
   return m;
 }
 
+constexpr std::string_view kQwen3 =
+    "Qwen Team, \"Qwen3 Technical Report\", arXiv 2505.09388, Tables 1 and 2 (4,096-token "
+    "pre-training sequence); the released config.json files (head_dim 128, vocab_size 151936, "
+    "untied embeddings from 8B up). The per-head Q and K norms (2 x 128 weights a layer) are "
+    "left out";
+
+// Qwen3: SwiGLU, grouped-query attention with heads of 128 whatever the hidden size.
+constexpr Transformer qwen3(std::uint32_t layers, std::uint32_t hidden, std::uint32_t ffn,
+                            std::uint32_t heads, std::uint32_t kv_heads) {
+  Transformer m = llama(layers, hidden, ffn, heads, kv_heads, 151936, 4096);
+  m.kv_channels = 128;
+  return m;
+}
+
+// Qwen3's MoE models: every layer MoE, `experts` routed experts of f_e, top 8, no shared one.
+constexpr Transformer qwen3_moe(std::uint32_t layers, std::uint32_t hidden, std::uint32_t ffn,
+                                std::uint32_t heads, std::uint32_t kv_heads,
+                                std::uint32_t expert_ffn) {
+  Transformer m = qwen3(layers, hidden, ffn, heads, kv_heads);
+  m.experts = 128;
+  m.top_k = 8;
+  m.expert_ffn_hidden = expert_ffn;
+  return m;
+}
+
 constexpr std::array kPresets = {
     ModelPreset{"gpt3-175b", "GPT-3 175B (96 layers, h 12288)",
                 "Brown et al., \"Language Models are Few-Shot Learners\", NeurIPS 2020, Table "
@@ -100,6 +125,14 @@ constexpr std::array kPresets = {
     ModelPreset{"llama2-13b", "Llama 2 13B", kLlama2, llama(40, 5120, 13824, 40, 40, 32000, 4096)},
     ModelPreset{"llama2-70b", "Llama 2 70B (GQA, 8 KV heads)", kLlama2,
                 llama(80, 8192, 28672, 64, 8, 32000, 4096)},
+    ModelPreset{"qwen3-8b", "Qwen3 8B (GQA, 8 KV heads of 128)", kQwen3,
+                qwen3(36, 4096, 12288, 32, 8)},
+    ModelPreset{"qwen3-32b", "Qwen3 32B (GQA, 64 heads of 128 at h 5120)", kQwen3,
+                qwen3(64, 5120, 25600, 64, 8)},
+    ModelPreset{"qwen3-30b-a3b", "Qwen3 30B-A3B (MoE: 128 experts, top 8; 3.3B active)", kQwen3,
+                qwen3_moe(48, 2048, 6144, 32, 4, 768)},
+    ModelPreset{"qwen3-235b-a22b", "Qwen3 235B-A22B (MoE: 128 experts, top 8; 22B active)", kQwen3,
+                qwen3_moe(94, 4096, 12288, 64, 4, 1536)},
     ModelPreset{"deepseek-v3",
                 "DeepSeek-V3 (MoE: 256 routed + 1 shared experts, top 8; MLA as 128-head MHA)",
                 kDeepSeekV3, deepseek_v3()},
@@ -115,18 +148,21 @@ std::optional<Mlp> parse_mlp(std::string_view text) {
   return std::nullopt;
 }
 
-double Transformer::layer_parameters() const {
+double Transformer::attention_parameters() const {
   const double h = hidden;
   const double kv = double(kv_heads) * head_dim();
-  const double attention = h * (h + 2 * kv) + h * h;
+  return h * (query_width() + 2 * kv) + query_width() * h;
+}
+
+double Transformer::layer_parameters() const {
+  const double h = hidden;
   const double matrices = mlp == Mlp::SwiGlu ? 3 : 2;
-  return attention + matrices * h * ffn_hidden + 2 * h;
+  return attention_parameters() + matrices * h * ffn_hidden + 2 * h;
 }
 
 double Transformer::moe_layer_parameters() const {
   const double h = hidden;
-  const double kv = double(kv_heads) * head_dim();
-  const double attention = h * (h + 2 * kv) + h * h;
+  const double attention = attention_parameters();
   const double expert = (mlp == Mlp::SwiGlu ? 3 : 2) * h * expert_hidden();
   // The router's h x E matrix, E routed and S shared experts, two norms.
   return attention + h * experts + (double(experts) + shared_experts) * expert + 2 * h;
@@ -148,19 +184,25 @@ double Transformer::parameters() const {
          embeddings * embedding_parameters() + hidden;
 }
 
+double Transformer::active_parameters() const {
+  const double expert = (mlp == Mlp::SwiGlu ? 3 : 2) * double(hidden) * expert_hidden();
+  const double skipped = experts > top_k ? double(experts - top_k) : 0.0;
+  return parameters() - moe_layers() * skipped * expert;
+}
+
 double Transformer::forward_flops_per_sample() const {
   const double s = sequence;
   const double h = hidden;
-  const double kv = double(kv_heads) * head_dim();
   const double matrices = mlp == Mlp::SwiGlu ? 3 : 2;
-  const double gemm = 2 * s * (h * (h + 2 * kv) + h * h + matrices * h * ffn_hidden);
-  // Q K^T and its product with V, 2 s^2 h each over the full square; causal: half.
-  const double attention = 2 * s * s * h;
+  const double gemm = 2 * s * (attention_parameters() + matrices * h * ffn_hidden);
+  // Q K^T and its product with V, 2 s^2 a d each over the full square; causal: half
+  // (Megatron-LM scales this term by the query width over h where --kv-channels sets it).
+  const double attention = 2 * s * s * query_width();
   if (experts == 0) return layers * (gemm + attention) + 2 * s * h * vocab;
   // A MoE layer: the top_k routed plus the shared experts per token.
   const double active = double(top_k) + shared_experts;
   const double moe_gemm =
-      2 * s * (h * (h + 2 * kv) + h * h + active * matrices * h * expert_hidden());
+      2 * s * (attention_parameters() + active * matrices * h * expert_hidden());
   const std::uint32_t moe = moe_layers();
   return (layers - moe) * (gemm + attention) + moe * (moe_gemm + attention) + 2 * s * h * vocab;
 }

@@ -554,6 +554,13 @@ constexpr Field kModelFields[] = {
      .default_value = "heads",
      .min = 1,
      .max = 1 << 16},
+    {.name = "head_dim",
+     .kind = K::Integer,
+     .description = "a head's width d where it is not hidden / heads (Qwen3: 128; Megatron-LM's "
+                    "--kv-channels): Q, K, V and the projection are heads x d, kv_heads x d wide",
+     .default_value = "hidden / heads",
+     .min = 1,
+     .max = 1 << 16},
     {.name = "vocab",
      .kind = K::Integer,
      .description = "vocabulary size",

@@ -150,11 +150,11 @@ std::string explain(const Config& config) {
   const ModelPlan& plan = *config.model;
   const model::Transformer& m = plan.transformer;
   out += fmt::format(
-      "model      {}{} layers, hidden {}, ffn {}, heads {} (kv {}), vocab {}, sequence "
+      "model      {}{} layers, hidden {}, ffn {}, heads {} (kv {}{}), vocab {}, sequence "
       "{}, {}{}{}; {:.2f}B parameters\n",
       plan.preset.empty() ? "" : plan.preset + ": ", m.layers, m.hidden, m.ffn_hidden, m.heads,
-      m.kv_heads, m.vocab, m.sequence, model::to_string(m.mlp),
-      m.tied_embeddings ? ", tied embeddings" : "",
+      m.kv_heads, m.kv_channels > 0 ? fmt::format(", head dim {}", m.kv_channels) : "", m.vocab,
+      m.sequence, model::to_string(m.mlp), m.tied_embeddings ? ", tied embeddings" : "",
       m.hidden_dropout > 0 ? fmt::format(", hidden dropout {}", m.hidden_dropout) : "",
       m.parameters() / 1e9);
   if (m.experts > 0) {
@@ -289,6 +289,7 @@ nlohmann::ordered_json explain_json(const Config& config) {
                   {"ffn_hidden", m.ffn_hidden},
                   {"heads", m.heads},
                   {"kv_heads", m.kv_heads},
+                  {"head_dim", static_cast<std::uint64_t>(m.head_dim())},
                   {"vocab", m.vocab},
                   {"sequence", m.sequence},
                   {"mlp", model::to_string(m.mlp)},

@@ -23,12 +23,13 @@ using P = OptionError;
 
 bool same_shape(const model::Transformer& a, const model::Transformer& b) {
   return a.layers == b.layers && a.hidden == b.hidden && a.ffn_hidden == b.ffn_hidden &&
-         a.heads == b.heads && a.kv_heads == b.kv_heads && a.vocab == b.vocab && a.mlp == b.mlp &&
-         a.tied_embeddings == b.tied_embeddings && a.experts == b.experts && a.top_k == b.top_k &&
-         a.expert_hidden() == b.expert_hidden() && a.shared_experts == b.shared_experts &&
-         a.first_dense_layers == b.first_dense_layers && a.capacity_factor == b.capacity_factor &&
-         a.expert_imbalance == b.expert_imbalance && a.expert_groups == b.expert_groups &&
-         a.group_top_k == b.group_top_k && a.hidden_dropout == b.hidden_dropout;
+         a.heads == b.heads && a.kv_heads == b.kv_heads && a.head_dim() == b.head_dim() &&
+         a.vocab == b.vocab && a.mlp == b.mlp && a.tied_embeddings == b.tied_embeddings &&
+         a.experts == b.experts && a.top_k == b.top_k && a.expert_hidden() == b.expert_hidden() &&
+         a.shared_experts == b.shared_experts && a.first_dense_layers == b.first_dense_layers &&
+         a.capacity_factor == b.capacity_factor && a.expert_imbalance == b.expert_imbalance &&
+         a.expert_groups == b.expert_groups && a.group_top_k == b.group_top_k &&
+         a.hidden_dropout == b.hidden_dropout;
 }
 
 nlohmann::ordered_json write_model(const ImportedRun& run) {
@@ -56,6 +57,7 @@ nlohmann::ordered_json write_model(const ImportedRun& run) {
   out["ffn_hidden"] = m.ffn_hidden;
   out["heads"] = m.heads;
   if (m.kv_heads != m.heads) out["kv_heads"] = m.kv_heads;
+  if (m.kv_channels != 0) out["head_dim"] = m.kv_channels;
   out["vocab"] = m.vocab;
   out["sequence"] = m.sequence;
   out["mlp"] = std::string(model::to_string(m.mlp));

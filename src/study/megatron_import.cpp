@@ -674,11 +674,12 @@ ImportResult import_megatron(std::span<const std::string> args, const ImportOpti
     flags.fail("--num-query-groups",
                fmt::format("{} groups do not divide {} attention heads", m.kv_heads, m.heads));
   }
+  // arguments.py: --kv-channels defaults to hidden / heads; Qwen3 sets 128 where that
+  // differs. Kept only where it differs, so a run that says what is implied reads as one that
+  // does not.
   if (auto kv_channels = flags.integer("--kv-channels");
       kv_channels && std::uint64_t{*kv_channels} * m.heads != m.hidden) {
-    result.warnings.push_back(
-        fmt::format("--kv-channels {}: PerFlow's head size is hidden / heads = {}", *kv_channels,
-                    m.hidden / m.heads));
+    m.kv_channels = *kv_channels;
   }
   m.tied_embeddings = !flags.has("--untie-embeddings-and-output-weights");
   // arguments.py's default is 0.1, as Transformer's.

@@ -170,6 +170,7 @@ model::Transformer read_transformer(const JsonCursor& c, std::string& preset_nam
     m.kv_heads = read_model_integer(*x, "kv_heads");
     kv_given = true;
   }
+  read_model_integer_into(c, "head_dim", m.kv_channels);
   read_model_integer_into(c, "vocab", m.vocab);
   read_model_integer_into(c, "sequence", m.sequence);
   if (auto x = c.find("mlp")) {
@@ -191,8 +192,12 @@ model::Transformer read_transformer(const JsonCursor& c, std::string& preset_nam
                                     {"sequence", m.sequence}}) {
     if (value == 0) c.fail(fmt::format("missing required key '{}' (or give a preset)", name));
   }
-  if (m.hidden % m.heads != 0) {
-    c.at("hidden").fail(fmt::format("hidden {} is not a multiple of heads {}", m.hidden, m.heads));
+  // Without a head width of its own a head is h / a wide, which must be whole.
+  if (m.kv_channels == 0 && m.hidden % m.heads != 0) {
+    c.at("hidden").fail(fmt::format(
+        "hidden {} is not a multiple of heads {} (give head_dim where a head's width is not "
+        "hidden / heads)",
+        m.hidden, m.heads));
   }
   if (m.heads % m.kv_heads != 0) {
     c.fail(fmt::format("heads {} are not a multiple of kv_heads {}", m.heads, m.kv_heads));

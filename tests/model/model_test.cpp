@@ -83,6 +83,41 @@ TEST(Operators, HandComputedSmallLayer) {
   EXPECT_EQ(gemm_flops(ops, kWeight), gemm_flops(ops, kForward));
 }
 
+// A head width of its own (kv_channels, Qwen3's head_dim): the tiny layer above with two
+// heads of 6 (a d = 12, not h = 8) and one K/V head of 6. Q K V: T x h x (12 + 12); the
+// attention 4 T s a d; the projection reduces a d back to h.
+TEST(Operators, AHeadWidthOfItsOwn) {
+  Transformer tiny{.layers = 2,
+                   .hidden = 8,
+                   .ffn_hidden = 32,
+                   .heads = 2,
+                   .kv_heads = 1,
+                   .vocab = 100,
+                   .sequence = 4,
+                   .mlp = Mlp::SwiGlu};
+  tiny.kv_channels = 6;
+  EXPECT_EQ(tiny.head_dim(), 6);
+  EXPECT_EQ(tiny.query_width(), 12);
+  const auto ops = layer_operators(tiny, {.micro_batch_size = 3}, 1);
+  ASSERT_EQ(ops[0].name, "qkv");
+  EXPECT_EQ(ops[0].flops[kForward], 2.0 * 12 * 8 * (12 + 12));
+  EXPECT_EQ(ops[0].shape.n, 24);
+  ASSERT_EQ(ops[1].name, "attention");
+  EXPECT_EQ(ops[1].flops[kForward], 4.0 * 12 * 4 * 12);
+  ASSERT_EQ(ops[2].name, "projection");
+  EXPECT_EQ(ops[2].shape.k, 12);
+  EXPECT_EQ(ops[2].shape.n, 8);
+  EXPECT_EQ(ops[2].flops[kForward], 2.0 * 12 * 12 * 8);
+  // Weights: Q 8 x 12, K and V 8 x 6 each, the projection 12 x 8, the MLP 3 x 8 x 32, two
+  // norms.
+  EXPECT_EQ(tiny.layer_parameters(), 8 * 12 + 2 * 8 * 6 + 12 * 8 + 3 * 8 * 32 + 2 * 8);
+  // Unfused attention: per head, scores s x s reducing d, context s x d reducing s.
+  const auto unfused = layer_operators(tiny, {.micro_batch_size = 3, .flash_attention = false}, 1);
+  ASSERT_EQ(unfused[1].name, "attention_scores");
+  EXPECT_EQ(unfused[1].shape.k, 6);
+  EXPECT_EQ(unfused[1].shape.batch, 6);  // b a
+}
+
 TEST(Operators, DoublingTensorParallelismHalvesTheGemmWork) {
   const Training training{.micro_batch_size = 1};
   for (std::uint32_t t : {1u, 2u, 4u}) {
@@ -205,6 +240,13 @@ TEST(Derive, ActivationsFollowKorthikantiOnASecondShape) {
   EXPECT_DOUBLE_EQ(gqa.kept_activation[0], 31 * sbh + 5 * a * s * s * b);
   EXPECT_DOUBLE_EQ(gqa.kept_activation[1], 31 * sbh);
   EXPECT_DOUBLE_EQ(gqa.kept_activation[2], 2 * sbh);
+  // Heads of 256 (kv_channels): Q and the attention's output are a d = 2h wide and K, V
+  // g d = h / 2: Q 2 x 2sbh, K and V 4 x sbh / 2, the output 2 x 2sbh, instead of 2sbh, sbh and
+  // 2sbh: 31sbh + 2sbh + 1sbh + 2sbh = 36sbh (the scores follow a, unchanged).
+  model.kv_channels = 256;
+  const auto wide = derive_position(model, training, {}, a100, {.first = 4, .count = 1});
+  EXPECT_DOUBLE_EQ(wide.kept_activation[1], 36 * sbh);
+  EXPECT_DOUBLE_EQ(wide.kept_activation[0], 36 * sbh + 5 * a * s * s * b);
 }
 
 TEST(Derive, StaticMemoryAndTraffic) {
@@ -815,6 +857,42 @@ TEST(MixtureOfExperts, DeepSeekV3Preset) {
   EXPECT_EQ(m.moe_layer_parameters(), 11'525'699'584.0);
   EXPECT_EQ(m.moe_layers(), 58u);
   EXPECT_EQ(m.parameters(), 672'149'632'000.0);
+}
+
+// Qwen3 (arXiv 2505.09388 and the released configs): every preset's parameters to 0.5% of
+// the published totals, the MoE models' active ones too. Qwen3-32B's 64 heads of 128 make
+// Q 8192 wide at h 5120: h (8192 + 2 x 1024) + 8192 h + 3 h 25600 + 2h a layer.
+TEST(Transformer, Qwen3Presets) {
+  const auto model = [](std::string_view name) { return find_model_preset(name)->model; };
+  EXPECT_EQ(model("qwen3-32b").layer_parameters(),
+            5120.0 * (8192 + 2048) + 8192.0 * 5120 + 3 * 5120.0 * 25600 + 2 * 5120);
+  const struct {
+    std::string_view name;
+    double total, active;  // billions, as the report's tables give them
+  } published[] = {{"qwen3-8b", 8.2, 8.2},
+                   {"qwen3-32b", 32.8, 32.8},
+                   {"qwen3-30b-a3b", 30.5, 3.3},
+                   {"qwen3-235b-a22b", 235, 22}};
+  for (const auto& p : published) {
+    const Transformer m = model(p.name);
+    EXPECT_NEAR(m.parameters() / 1e9, p.total, p.total * 0.005) << p.name;
+    // The report rounds 3.35B to 3.3B; 22.2B to 22B.
+    EXPECT_NEAR(m.active_parameters() / 1e9, p.active, p.active * 0.02) << p.name;
+    EXPECT_EQ(m.head_dim(), 128) << p.name;
+  }
+  // Qwen3-8B: 6.95B without the embeddings (the model card's "non-embedding" count).
+  const Transformer q8 = model("qwen3-8b");
+  EXPECT_NEAR((q8.parameters() - 2 * q8.embedding_parameters()) / 1e9, 6.95, 0.005);
+}
+
+// Megatron-LM's num_floating_point_operations with --kv-channels: the attention's GEMMs and
+// its score term follow the query width a d, not h (Qwen3-32B: a d = 8192, h = 5120).
+TEST(Transformer, ForwardFlopsFollowTheQueryWidth) {
+  const Transformer m = find_model_preset("qwen3-32b")->model;
+  const double s = 4096, h = 5120, q = 8192, kv = 1024, f = 25600, l = 64, v = 151936;
+  EXPECT_DOUBLE_EQ(
+      m.forward_flops_per_sample(),
+      l * (2 * s * (h * (q + 2 * kv) + q * h + 3 * h * f) + 2 * s * s * q) + 2 * s * h * v);
 }
 
 }  // namespace

@@ -1136,6 +1136,22 @@ TEST(ModelConfig, ChunksSplitTheSameLayers) {
   EXPECT_TRUE(v.model->positions[0 * 2 + 1].layers.head);  // the V turns back to device 0
 }
 
+// /model/head_dim: a head's own width (Qwen3's 128). Given, hidden need not divide by heads;
+// a preset's stays when hidden is overridden; the default is hidden / heads.
+TEST(ModelConfig, HeadDimGivesAHeadItsOwnWidth) {
+  auto doc = model_config();  // hidden 1024, 16 heads: d = 64
+  EXPECT_EQ(parse_config(doc, "cfg.json").model->transformer.head_dim(), 64);
+  doc["model"]["hidden"] = 1000;  // not a multiple of 16, but the heads say their width
+  doc["model"]["head_dim"] = 128;
+  const Config c = parse_config(doc, "cfg.json");
+  EXPECT_EQ(c.model->transformer.head_dim(), 128);
+  EXPECT_EQ(c.model->transformer.query_width(), 2048);
+  auto qwen = model_config();
+  qwen["model"] = {{"preset", "qwen3-32b"}, {"layers", 8}};
+  qwen["model"]["hidden"] = 4096;
+  EXPECT_EQ(parse_config(qwen, "cfg.json").model->transformer.head_dim(), 128);
+}
+
 TEST(ModelConfig, ErrorsNameThePointer) {
   const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> cases = {
       {[](auto& d) { d["training"]["global_batch_size"] = 60; },
@@ -1163,7 +1179,10 @@ TEST(ModelConfig, ErrorsNameThePointer) {
        "cfg.json:/parallelism/tensor_parallel: 16 attention heads do not split over 3 "
        "tensor-parallel ranks"},
       {[](auto& d) { d["model"]["hidden"] = 1000; },
-       "cfg.json:/model/hidden: hidden 1000 is not a multiple of heads 16"},
+       "cfg.json:/model/hidden: hidden 1000 is not a multiple of heads 16 (give head_dim where a "
+       "head's width is not hidden / heads)"},
+      {[](auto& d) { d["model"]["head_dim"] = 0; },
+       "cfg.json:/model/head_dim: expected an integer in [1, 65536], got 0"},
       {[](auto& d) {
          d["training"]["precision"] = "fp8";
          d["device"] = "a100-80gb";

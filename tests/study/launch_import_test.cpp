@@ -118,6 +118,16 @@ TEST(MegatronImport, ShapeFlagsAndDefaults) {
   EXPECT_TRUE(result.warnings.empty());
   // What `perflow simulate` accepts.
   EXPECT_GT(makespan_of(plain(result.config)), 0);
+  // --kv-channels: a head width other than hidden / heads (Qwen3's) is the config's head_dim;
+  // one equal to it says nothing more.
+  const ImportResult wide = import_megatron(tiny({"--kv-channels", "64"}), on("h100-sxm", 1));
+  EXPECT_EQ(wide.config["model"]["head_dim"], 64);
+  EXPECT_TRUE(wide.warnings.empty());
+  EXPECT_GT(makespan_of(plain(wide.config)),
+            makespan_of(plain(import_megatron(tiny(), on("h100-sxm", 1)).config)));
+  EXPECT_FALSE(import_megatron(tiny({"--kv-channels", "32"}), on("h100-sxm", 1))
+                   .config["model"]
+                   .contains("head_dim"));
   // --hidden-dropout other than Megatron-LM's 0.1 is written (it decides the masks kept).
   const ImportResult no_dropout =
       import_megatron(tiny({"--hidden-dropout", "0.0"}), on("h100-sxm", 1));

@@ -21,8 +21,11 @@ struct Transformer {
   std::uint32_t ffn_hidden = 0;  ///< f
   std::uint32_t heads = 0;       ///< a
   std::uint32_t kv_heads = 0;    ///< g (grouped-query attention; = heads for multi-head)
-  std::uint32_t vocab = 0;       ///< V
-  std::uint32_t sequence = 0;    ///< s, tokens per sample
+  /// d, a head's width, when it is not h / a (Megatron-LM's --kv-channels, Hugging Face's
+  /// head_dim: Qwen3's 128 at h 5120 and 64 heads); 0: h / a.
+  std::uint32_t kv_channels = 0;
+  std::uint32_t vocab = 0;     ///< V
+  std::uint32_t sequence = 0;  ///< s, tokens per sample
   Mlp mlp = Mlp::Gelu;
   bool tied_embeddings = false;  ///< the LM head shares the embedding matrix
   /// Megatron-LM's --hidden-dropout (its default 0.1): the share of the hidden activations
@@ -51,7 +54,15 @@ struct Transformer {
   /// The busiest expert rank's tokens over the balanced share (1: balanced routing).
   double expert_imbalance = 1;
 
-  [[nodiscard]] double head_dim() const { return double(hidden) / heads; }
+  /// d: kv_channels, or h / a when it is 0.
+  [[nodiscard]] double head_dim() const {
+    return kv_channels > 0 ? double(kv_channels) : double(hidden) / heads;
+  }
+  /// a d: the width of Q and of the attention's output (h unless kv_channels says otherwise).
+  [[nodiscard]] double query_width() const { return heads * head_dim(); }
+  /// The attention's matrices: Q (h x a d), K and V (h x g d each), the output projection
+  /// (a d x h).
+  [[nodiscard]] double attention_parameters() const;
   /// Weights of one dense transformer layer: Q, K, V and output projections, the MLP
   /// matrices, two norms (biases left out).
   [[nodiscard]] double layer_parameters() const;
@@ -61,6 +72,9 @@ struct Transformer {
   /// The embedding matrix (V x h); the LM head is as large unless tied.
   [[nodiscard]] double embedding_parameters() const { return double(vocab) * hidden; }
   [[nodiscard]] double parameters() const;
+  /// The weights a token goes through: parameters() less, in each MoE layer, the routed
+  /// experts it skips (E - top_k of them); parameters() for a dense model.
+  [[nodiscard]] double active_parameters() const;
   /// Model FLOPs of one sample's forward pass as Megatron-LM counts them
   /// (megatron/training/training.py, num_floating_point_operations): the matrix
   /// multiplications at 2 per multiply-add, the attention scores and their product with the

@@ -16,6 +16,7 @@ struct Dimensions {
   double h;       ///< hidden
   double f;       ///< MLP inner size
   double kv;      ///< g d: the width of K (and of V)
+  double qw;      ///< a d: the width of Q and of the attention's output (h unless d is set)
   /// 1/t with sequence parallelism (norms, residuals and dropout split over the ranks,
   /// Korthikanti et al. 2022), else 1.
   double r;
@@ -32,6 +33,7 @@ inline Dimensions dimensions(const Transformer& model, const Training& training,
           .h = double(model.hidden),
           .f = double(model.ffn_hidden),
           .kv = model.kv_heads * model.head_dim(),
+          .qw = model.query_width(),
           .r = training.sequence_parallel ? 1 / t : 1};
 }
 
