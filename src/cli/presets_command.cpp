@@ -61,6 +61,7 @@ void print_models(bool json) {
                       {"heads", m.heads},
                       {"kv_heads", m.kv_heads},
                       {"head_dim", static_cast<std::uint64_t>(m.head_dim())},
+                      {"attention", m.attention_kind()},
                       {"vocab", m.vocab},
                       {"sequence", m.sequence},
                       {"mlp", model::to_string(m.mlp)},
@@ -80,17 +81,20 @@ void print_models(bool json) {
     fmt::print("{}\n", list.dump(1));
     return;
   }
-  fmt::print("{:<15}  {:>10}  {:>7}  {:>6}  {:>6}  {:>6}  {:>9}  {:>8}  {:>7}  {:>6}  {:<6}  {}\n",
-             "name", "parameters", "active", "layers", "hidden", "heads", "kv heads", "head dim",
-             "vocab", "seq", "mlp", "description");
+  fmt::print(
+      "{:<15}  {:>10}  {:>7}  {:>6}  {:>6}  {:>9}  {:>6}  {:>9}  {:>8}  {:>7}  {:>6}  {:<6}  {}\n",
+      "name", "parameters", "active", "layers", "hidden", "attention", "heads", "kv heads",
+      "head dim", "vocab", "seq", "mlp", "description");
   for (const model::ModelPreset& p : model::model_presets()) {
     const model::Transformer& m = p.model;
+    // MLA's head: its query/key width (nope + rope).
+    const auto head = static_cast<std::uint64_t>(m.query_width() / m.heads);
     fmt::print(
-        "{:<15}  {:>9.1f}B  {:>6.1f}B  {:>6}  {:>6}  {:>6}  {:>9}  {:>8}  {:>7}  {:>6}  {:<6}  "
-        "{}\n",
-        p.name, m.parameters() / 1e9, m.active_parameters() / 1e9, m.layers, m.hidden, m.heads,
-        m.kv_heads, static_cast<std::uint64_t>(m.head_dim()), m.vocab, m.sequence,
-        model::to_string(m.mlp), p.description);
+        "{:<15}  {:>9.1f}B  {:>6.1f}B  {:>6}  {:>6}  {:>9}  {:>6}  {:>9}  {:>8}  {:>7}  "
+        "{:>6}  {:<6}  {}\n",
+        p.name, m.parameters() / 1e9, m.active_parameters() / 1e9, m.layers, m.hidden,
+        m.attention_kind(), m.heads, m.kv_heads, head, m.vocab, m.sequence, model::to_string(m.mlp),
+        p.description);
   }
   fmt::print("\nSources: perflow models --format json.\n");
 }

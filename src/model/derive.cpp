@@ -107,6 +107,18 @@ PositionCosts derive_position(const Transformer& model, const Training& training
         precision);
   }
   add(c, detail::residual_operators(model, training, degrees.tensor), n, device, precision);
+  // Megatron-Core's --recompute-modules mla_up_proj: the backward reruns MLA's up
+  // projections (their forward GEMMs) to rebuild the Q, K and V it did not keep.
+  const bool up_proj_recomputed = training.recompute_mla_up_proj && model.is_mla();
+  if (up_proj_recomputed) {
+    for (OperatorTime& op : c.operators) {
+      if (op.name != "q_up" && op.name != "kv_up" && op.name != "q_proj") continue;
+      op.seconds[kBackward] += op.seconds[kForward];
+      op.flops[kBackward] += op.flops[kForward];
+      op.kernels[kBackward] += op.kernels[kForward];
+      c.backward_ns += op.seconds[kForward] * 1e9;
+    }
+  }
   const double layer_forward_ns = c.forward_ns;
   double attention_forward_ns = 0;
   double attention_kernels = 0;  // the attention core's forward kernels
@@ -127,7 +139,7 @@ PositionCosts derive_position(const Transformer& model, const Training& training
 
   // Activations kept per layer (Korthikanti et al. 2022, section 4, generalised to f and
   // grouped-query attention; 2-byte tensors, 1-byte dropout masks).
-  const auto [tp, b, s, tokens, h, f, kv, qw, r] =
+  const auto [tp, b, s, tokens, h, f, qw, kw, vw, ow, latent, r] =
       detail::dimensions(model, training, degrees.tensor);
   // Bytes of a GEMM input kept for the backward: Transformer Engine's fp8 Linear keeps its
   // input quantised (transformer_engine/pytorch/module/linear.py saves the fp8 `inputmat`,
@@ -138,16 +150,20 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   const double masks = model.hidden_dropout > 0 ? 2.0 : 0.0;
   // Norm inputs (4), the QKV and MLP GEMMs' inputs (q + q), the dropout masks: unsplit
   // without sequence parallelism.
-  const double replicated = (4 + 2 * q + masks) * tokens * h * r;
+  // With MLA, the latents too (q_lora + kv_lora + rope per token): the latent norms' inputs
+  // (2 bytes) and the up projections' inputs (q), split like the other GEMM inputs.
+  const double replicated = (4 + 2 * q + masks) * tokens * h * r + (2 + q) * tokens * latent * r;
   // The MLP's inside: the first GEMM's output for the activation's backward (2 bytes, 2f wide
   // with SwiGLU's gate and up), and the second GEMM's input (q).
   const double mlp_inside = (model.mlp == Mlp::SwiGlu ? 4 + q : 2 + q) * tokens * f;
   // The attention core keeps Q, K, V and its output (2 bytes; the output is the projection's
-  // input; Q and the output a d wide, h unless the head width is set). In fp8 the projection
-  // keeps its own 1-byte copy of it as well.
-  const double projection_copy = precision == Precision::Fp8 ? q * tokens * qw : 0.0;
+  // input; Q and the output a d wide, h unless the head width is set; with MLA Q and K
+  // a (nope + rope), V and the output a v). In fp8 the projection keeps its own 1-byte copy
+  // of it as well.
+  const double projection_copy = precision == Precision::Fp8 ? q * tokens * ow : 0.0;
+  // Recomputing MLA's up projections keeps none of Q, K and V, only the latents.
   const double attention_kept =
-      2 * tokens * qw + 4 * tokens * kv + 2 * tokens * qw + projection_copy;
+      2 * tokens * ((up_proj_recomputed ? 0.0 : qw + kw + vw) + ow) + projection_copy;
   const double sharded = (attention_kept + mlp_inside) / t;
   const double scores = 5 * model.heads * s * s * b / t;  // softmax output, mask, dropout
   // Per layer, what F keeps: everything (34sbh + 5as^2b/t without flash attention), all but
@@ -155,8 +171,10 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   const double per_layer = replicated + sharded + (training.flash_attention ? 0.0 : scores);
   const std::array<double, 3> kept_per_layer = {per_layer, replicated + sharded,
                                                 2 * tokens * h * r};
-  // What W still needs after B: the inputs of the weight GEMMs (QKV, projection, the MLP's).
-  const double attention_weight_inputs = q * tokens * h * r + q * tokens * qw / t;
+  // What W still needs after B: the inputs of the weight GEMMs (QKV or MLA's down and up
+  // projections, the output projection, the MLP's).
+  const double attention_weight_inputs =
+      q * tokens * h * r + q * tokens * latent * r + q * tokens * ow / t;
   const double weight_inputs = attention_weight_inputs + q * tokens * h * r + q * tokens * f / t;
 
   // A MoE layer keeps the same but for the dense MLP's inside (m T f / t), which becomes:
@@ -206,24 +224,28 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   }
   c.backward_frees = c.activation > 0 ? std::clamp(1 - kept_by_w / c.activation, 0.0, 1.0) : 0;
 
-  // Parameters on one tensor-parallel rank: the matrices split, the norms replicated.
+  // Parameters on one tensor-parallel rank: the matrices split, the norms replicated, and
+  // MLA's down projections and latent norms whole on every rank.
   const double norms = 2 * h;
-  c.parameters = nd * ((model.layer_parameters() - norms) / t + norms);
+  const double whole = model.replicated_attention_parameters();
+  c.parameters = nd * ((model.layer_parameters() - norms - whole) / t + norms + whole);
   // The layers' GEMM weights on the rank (Transformer Engine's Linear modules): all but the
-  // norms, the router, the embedding and the head.
-  double gemm_parameters = nd * (model.layer_parameters() - norms) / t;
+  // norms, the router, the embedding and the head (MLA's two latent norms, 2048 weights of
+  // DeepSeek-V3's 187M, counted with them).
+  double gemm_parameters = nd * ((model.layer_parameters() - norms - whole) / t + whole);
   // A MoE layer's: the attention's and the shared experts' matrices split, the router (h x E,
   // replicated as Megatron-LM's TopKRouter is) and the norms whole, and the rank's E / EP
   // routed experts split like the dense MLP.
   double expert_parameters = 0;  // the routed experts' on this rank
   if (moe_layers > 0) {
     const double expert = (model.mlp == Mlp::SwiGlu ? 3 : 2) * h * fe;
-    const double attention = model.attention_parameters();
+    const double attention = model.attention_parameters() - whole;
     expert_parameters = nm * (double(model.experts) / degrees.expert) * expert / t;
     c.parameters +=
-        nm * ((attention + model.shared_experts * expert) / t + h * model.experts + norms) +
+        nm * ((attention + model.shared_experts * expert) / t + whole + h * model.experts + norms) +
         expert_parameters;
-    gemm_parameters += nm * (attention + model.shared_experts * expert) / t + expert_parameters;
+    gemm_parameters +=
+        nm * ((attention + model.shared_experts * expert) / t + whole) + expert_parameters;
   }
   const double table = model.embedding_parameters() / t;  // vocabulary-parallel
   if (layers.embedding) c.parameters += table;

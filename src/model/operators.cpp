@@ -89,14 +89,34 @@ namespace detail {
 
 std::vector<Operator> attention_operators(const Transformer& model, const Training& training,
                                           std::uint32_t tp) {
-  const auto [t, b, s, tokens, h, f, kv, qw, r] = dimensions(model, training, tp);
+  const auto [t, b, s, tokens, h, f, qw, kw, vw, ow, latent, r] = dimensions(model, training, tp);
   std::vector<Operator> ops;
-  ops.push_back(gemm("qkv", tokens, h, (qw + 2 * kv) / t, kFp8CastsAfterNorm));
+  if (model.is_mla()) {
+    // Megatron-Core's MLASelfAttention (megatron/core/transformer/multi_latent_attention.py):
+    // the down projections are duplicated TELinear modules, whole on every tensor-parallel
+    // rank and run on its T r tokens (plain TELinear after the layer's norm: they cast their
+    // input to fp8 themselves); the up projections are LayerNormColumnParallelLinear
+    // (the latent's norm fused in) over the gathered tokens, a / t heads each.
+    const Mla& m = model.mla;
+    const double rope = m.qk_rope_head_dim;
+    if (m.q_lora_rank > 0) {
+      ops.push_back(gemm("q_down", tokens * r, h, m.q_lora_rank));
+      ops.push_back(gemm("q_up", tokens, m.q_lora_rank, qw / t, kFp8CastsAfterNorm));
+    } else {
+      ops.push_back(gemm("q_proj", tokens, h, qw / t, kFp8CastsAfterNorm));
+    }
+    ops.push_back(gemm("kv_down", tokens * r, h, m.kv_lora_rank + rope));
+    ops.push_back(gemm("kv_up", tokens, m.kv_lora_rank,
+                       double(model.heads) * (m.qk_nope_head_dim + m.v_head_dim) / t,
+                       kFp8CastsAfterNorm));
+  } else {
+    ops.push_back(gemm("qkv", tokens, h, (qw + kw + vw) / t, kFp8CastsAfterNorm));
+  }
   if (training.flash_attention) {
-    // Scores and values (2 T s a d / t FLOPs each, a d = h unless the head width is set),
-    // one fused kernel; its backward recomputes the scores: twice the forward's work (Dao,
-    // FlashAttention-2, 2023).
-    const double flops = 4 * tokens * s * qw / t;
+    // Scores (2 T s a d_qk / t FLOPs) and values (2 T s a d_v / t; a d = h unless the head
+    // width is set or MLA's differ), one fused kernel; its backward recomputes the scores:
+    // twice the forward's work (Dao, FlashAttention-2, 2023).
+    const double flops = 2 * tokens * s * (qw + ow) / t;
     // Its kernels: the fused forward; the backward's preprocessing (dO . O), main kernel and
     // dQ conversion (FlashAttention-2's flash_bwd_dot_do_o, flash_bwd_dq_dk_dv and
     // flash_bwd_convert_dq kernels).
@@ -108,15 +128,14 @@ std::vector<Operator> attention_operators(const Transformer& model, const Traini
     // Batched GEMMs per head and sample: the scores Q K^T (s x s, reducing d) and the
     // context P V (s x d, reducing s); the s x s scores go through memory for the softmax
     // and dropout.
-    const double d = model.head_dim();
     const double heads = b * model.heads / t;
-    ops.push_back(activation_gemm("attention_scores", s, d, s, heads));
-    ops.push_back(activation_gemm("attention_context", s, s, d, heads));
+    ops.push_back(activation_gemm("attention_scores", s, qw / model.heads, s, heads));
+    ops.push_back(activation_gemm("attention_context", s, s, ow / model.heads, heads));
     const double probabilities = heads * s * s;
     // The fused scale-mask-softmax and the dropout, and their gradients.
     ops.push_back(memory("softmax", 3 * probabilities, 4 * probabilities, 0, {2, 2, 0}));
   }
-  ops.push_back(gemm("projection", tokens, qw / t, h));
+  ops.push_back(gemm("projection", tokens, ow / t, h));
   return ops;
 }
 

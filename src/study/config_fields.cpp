@@ -15,6 +15,7 @@ constexpr std::string_view kP2pModes[] = {"async", "blocking"};
 constexpr std::string_view kCollectivePricings[] = {"nccl", "ring"};
 constexpr std::string_view kPer[] = {kCostsPerChunk, kCostsPerStage};
 constexpr std::string_view kMlps[] = {"gelu", "swiglu"};
+constexpr std::string_view kAttentions[] = {"mha", "gqa", "mla"};
 constexpr std::string_view kPrecisions[] = {"bf16", "fp16", "fp8"};
 constexpr std::string_view kRecomputes[] = {"none", "selective", "full"};
 constexpr std::string_view kReduceDtypes[] = {"fp32", "bf16", "fp16"};
@@ -520,6 +521,40 @@ constexpr Field kSimulationFields[] = {
 
 namespace {
 
+constexpr Field kMlaFields[] = {
+    {.name = "q_lora_rank",
+     .kind = K::Integer,
+     .description = "Q's latent rank (DeepSeek-V3: 1536); 0: Q projected straight from h",
+     .default_value = "0",
+     .min = 0,
+     .max = 1 << 20},
+    {.name = "kv_lora_rank",
+     .kind = K::Integer,
+     .description = "the keys' and values' latent rank (DeepSeek-V3: 512)",
+     .min = 1,
+     .max = 1 << 20,
+     .required = true},
+    {.name = "qk_nope_head_dim",
+     .kind = K::Integer,
+     .description = "a head's query/key width without position encoding (DeepSeek-V3: 128)",
+     .min = 1,
+     .max = 1 << 16,
+     .required = true},
+    {.name = "qk_rope_head_dim",
+     .kind = K::Integer,
+     .description = "a head's query/key width with rotary encoding; the key's is shared by the "
+                    "heads (DeepSeek-V3: 64)",
+     .min = 0,
+     .max = 1 << 16,
+     .required = true},
+    {.name = "v_head_dim",
+     .kind = K::Integer,
+     .description = "a head's value width (DeepSeek-V3: 128)",
+     .min = 1,
+     .max = 1 << 16,
+     .required = true},
+};
+
 constexpr Field kModelFields[] = {
     {.name = "preset",
      .kind = K::ModelPreset,
@@ -554,6 +589,17 @@ constexpr Field kModelFields[] = {
      .default_value = "heads",
      .min = 1,
      .max = 1 << 16},
+    {.name = "attention",
+     .kind = K::Choice,
+     .description = "\"mha\" or \"gqa\" (multi-head or grouped-query attention, as kv_heads "
+                    "says) or \"mla\" (multi-head latent attention, shaped by /model/mla)",
+     .default_value = "mla with /model/mla or an MLA preset, else gqa or mha",
+     .choices = kAttentions},
+    {.name = "mla",
+     .kind = K::Object,
+     .description = "multi-head latent attention's ranks and head widths (DeepSeek-V3, Kimi "
+                    "K2), as Megatron-Core's MLASelfAttention builds it",
+     .section = &kMlaSection},
     {.name = "head_dim",
      .kind = K::Integer,
      .description = "a head's width d where it is not hidden / heads (Qwen3: 128; Megatron-LM's "
@@ -694,6 +740,12 @@ constexpr Field kTrainingFields[] = {
      .kind = K::Boolean,
      .description = "fused attention: no s x s scores kept (default true)",
      .default_value = "true"},
+    {.name = "recompute_mla_up_proj",
+     .kind = K::Boolean,
+     .description = "with MLA: its up projections rerun in the backward instead of Q, K and V "
+                    "kept (Megatron-Core's --recompute-modules mla_up_proj, as DeepSeek-V3 "
+                    "trains; default false)",
+     .default_value = "false"},
     {.name = "cuda_graphs",
      .kind = K::Boolean,
      .description = "each layer's passes captured as CUDA graphs (Megatron-Core's "
@@ -705,6 +757,7 @@ constexpr Field kTrainingFields[] = {
 }  // namespace
 
 constinit const Section kModelSection{"model", "a decoder-only transformer", {kModelFields, {}}};
+constinit const Section kMlaSection{"mla", "multi-head latent attention", {kMlaFields, {}}};
 constinit const Section kTrainingSection{
     "training", "how the model is trained", {kTrainingFields, {}}};
 

@@ -150,11 +150,16 @@ std::string explain(const Config& config) {
   const ModelPlan& plan = *config.model;
   const model::Transformer& m = plan.transformer;
   out += fmt::format(
-      "model      {}{} layers, hidden {}, ffn {}, heads {} (kv {}{}), vocab {}, sequence "
+      "model      {}{} layers, hidden {}, ffn {}, heads {} ({}), vocab {}, sequence "
       "{}, {}{}{}; {:.2f}B parameters\n",
       plan.preset.empty() ? "" : plan.preset + ": ", m.layers, m.hidden, m.ffn_hidden, m.heads,
-      m.kv_heads, m.kv_channels > 0 ? fmt::format(", head dim {}", m.kv_channels) : "", m.vocab,
-      m.sequence, model::to_string(m.mlp), m.tied_embeddings ? ", tied embeddings" : "",
+      m.is_mla()
+          ? fmt::format("MLA: q rank {}, kv rank {}, qk {}+{}, v {}", m.mla.q_lora_rank,
+                        m.mla.kv_lora_rank, m.mla.qk_nope_head_dim, m.mla.qk_rope_head_dim,
+                        m.mla.v_head_dim)
+          : fmt::format("kv {}{}", m.kv_heads,
+                        m.kv_channels > 0 ? fmt::format(", head dim {}", m.kv_channels) : ""),
+      m.vocab, m.sequence, model::to_string(m.mlp), m.tied_embeddings ? ", tied embeddings" : "",
       m.hidden_dropout > 0 ? fmt::format(", hidden dropout {}", m.hidden_dropout) : "",
       m.parameters() / 1e9);
   if (m.experts > 0) {
@@ -175,10 +180,11 @@ std::string explain(const Config& config) {
   }
   const model::Training& t = plan.training;
   out += fmt::format(
-      "training   micro batch {}, global batch {} ({} microbatches), {}, recompute {}{}{}{}, "
+      "training   micro batch {}, global batch {} ({} microbatches), {}, recompute {}{}{}{}{}, "
       "gradients in {}\n",
       t.micro_batch_size, t.global_batch_size, config.pipeline.microbatches,
       model::to_string(t.precision), model::to_string(t.recompute),
+      t.recompute_mla_up_proj ? " + MLA up projections" : "",
       t.sequence_parallel ? ", sequence parallel" : "",
       t.distributed_optimizer ? ", distributed optimizer" : "",
       t.flash_attention ? ", flash attention" : "", model::to_string(t.reduce_dtype()));
@@ -290,6 +296,7 @@ nlohmann::ordered_json explain_json(const Config& config) {
                   {"heads", m.heads},
                   {"kv_heads", m.kv_heads},
                   {"head_dim", static_cast<std::uint64_t>(m.head_dim())},
+                  {"attention", m.attention_kind()},
                   {"vocab", m.vocab},
                   {"sequence", m.sequence},
                   {"mlp", model::to_string(m.mlp)},
@@ -307,6 +314,7 @@ nlohmann::ordered_json explain_json(const Config& config) {
                      {"sequence_parallel", t.sequence_parallel},
                      {"distributed_optimizer", t.distributed_optimizer},
                      {"flash_attention", t.flash_attention},
+                     {"recompute_mla_up_proj", t.recompute_mla_up_proj},
                      {"cuda_graphs", t.cuda_graphs},
                      {"grad_reduce_dtype", model::to_string(t.reduce_dtype())}};
   out["layout"] = {{"tensor_parallel", config.tensor_parallel},

@@ -24,6 +24,9 @@ using P = OptionError;
 bool same_shape(const model::Transformer& a, const model::Transformer& b) {
   return a.layers == b.layers && a.hidden == b.hidden && a.ffn_hidden == b.ffn_hidden &&
          a.heads == b.heads && a.kv_heads == b.kv_heads && a.head_dim() == b.head_dim() &&
+         a.mla.q_lora_rank == b.mla.q_lora_rank && a.mla.kv_lora_rank == b.mla.kv_lora_rank &&
+         a.mla.qk_nope_head_dim == b.mla.qk_nope_head_dim &&
+         a.mla.qk_rope_head_dim == b.mla.qk_rope_head_dim && a.mla.v_head_dim == b.mla.v_head_dim &&
          a.vocab == b.vocab && a.mlp == b.mlp && a.tied_embeddings == b.tied_embeddings &&
          a.experts == b.experts && a.top_k == b.top_k && a.expert_hidden() == b.expert_hidden() &&
          a.shared_experts == b.shared_experts && a.first_dense_layers == b.first_dense_layers &&
@@ -58,6 +61,14 @@ nlohmann::ordered_json write_model(const ImportedRun& run) {
   out["heads"] = m.heads;
   if (m.kv_heads != m.heads) out["kv_heads"] = m.kv_heads;
   if (m.kv_channels != 0) out["head_dim"] = m.kv_channels;
+  if (m.is_mla()) {
+    out["attention"] = "mla";
+    out["mla"] = {{"q_lora_rank", m.mla.q_lora_rank},
+                  {"kv_lora_rank", m.mla.kv_lora_rank},
+                  {"qk_nope_head_dim", m.mla.qk_nope_head_dim},
+                  {"qk_rope_head_dim", m.mla.qk_rope_head_dim},
+                  {"v_head_dim", m.mla.v_head_dim}};
+  }
   out["vocab"] = m.vocab;
   out["sequence"] = m.sequence;
   out["mlp"] = std::string(model::to_string(m.mlp));
@@ -178,6 +189,7 @@ nlohmann::ordered_json write_config(const ImportedRun& run, const std::string& g
   if (run.distributed_optimizer) training["distributed_optimizer"] = true;
   if (!run.grad_reduce_dtype.empty()) training["grad_reduce_dtype"] = run.grad_reduce_dtype;
   if (!run.flash_attention) training["flash_attention"] = false;
+  if (run.recompute_mla_up_proj) training["recompute_mla_up_proj"] = true;
   if (run.cuda_graphs) training["cuda_graphs"] = true;
   config["training"] = training;
 

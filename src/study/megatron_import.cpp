@@ -52,6 +52,8 @@ constexpr Flag kFlags[] = {
     used("--num-layers"), used("--hidden-size"), used("--ffn-hidden-size"),
     used("--num-attention-heads"), used("--group-query-attention", kSwitch),
     used("--num-query-groups"), used("--kv-channels"), used("--seq-length"),
+    used("--multi-latent-attention", kSwitch), used("--q-lora-rank"), used("--kv-lora-rank"),
+    used("--qk-head-dim"), used("--qk-pos-emb-head-dim"), used("--v-head-dim"),
     used("--swiglu", kSwitch), used("--untie-embeddings-and-output-weights", kSwitch),
     used("--padded-vocab-size"), used("--vocab-size"), used("--make-vocab-size-divisible-by"),
     used("--tokenizer-type"), used("--vocab-file"), used("--merge-file"),
@@ -118,8 +120,6 @@ constexpr Flag kFlags[] = {
     lacking("--defer-embedding-wgrad-compute", kSwitch,
             "the embedding's weight gradient is not deferred"),
     lacking("--delay-wgrad-compute", kSwitch, "weight gradients are not delayed"),
-    lacking("--multi-latent-attention", kSwitch,
-            "multi-latent attention is modelled as multi-head attention"),
     lacking("--mtp-num-layers", Arity::One, "multi-token prediction layers are left out"),
     lacking("--cpu-offloading", kSwitch,
             "activation offloading: set /costs/offload by hand"),
@@ -549,12 +549,27 @@ void read_recompute(const Flags& flags, detail::ImportedRun& run, ImportResult& 
         "are recomputed; PerFlow's full recomputation recomputes every layer",
         count));
   }
-  if (run.recompute == "selective" && flags.has("--recompute-modules") &&
-      *flags.get("--recompute-modules") != "core_attn") {
-    result.warnings.push_back(fmt::format(
-        "--recompute-modules {}: PerFlow's selective recomputation is the attention core "
-        "(core_attn) only",
-        *flags.get("--recompute-modules")));
+  // --recompute-modules (a list): mla_up_proj is modelled on its own; of the rest, PerFlow's
+  // selective recomputation is the attention core (core_attn).
+  if (run.recompute == "selective" && flags.has("--recompute-modules")) {
+    std::string others;
+    const std::string modules = *flags.get("--recompute-modules");
+    for (std::size_t at = 0; at < modules.size();) {
+      const std::size_t end = std::min(modules.find(' ', at), modules.size());
+      const std::string_view module = std::string_view(modules).substr(at, end - at);
+      at = end + 1;
+      if (module == "mla_up_proj") {
+        run.recompute_mla_up_proj = true;
+      } else if (!module.empty() && module != "core_attn") {
+        others += others.empty() ? std::string(module) : " " + std::string(module);
+      }
+    }
+    if (!others.empty()) {
+      result.warnings.push_back(fmt::format(
+          "--recompute-modules {}: PerFlow's selective recomputation is the attention core "
+          "(core_attn) only",
+          others));
+    }
   }
 }
 
@@ -680,6 +695,16 @@ ImportResult import_megatron(std::span<const std::string> args, const ImportOpti
   if (auto kv_channels = flags.integer("--kv-channels");
       kv_channels && std::uint64_t{*kv_channels} * m.heads != m.hidden) {
     m.kv_channels = *kv_channels;
+  }
+  // Multi-latent attention with arguments.py's defaults (--q-lora-rank None: Q straight from
+  // h; --kv-lora-rank 32, --qk-head-dim 128, --qk-pos-emb-head-dim 64, --v-head-dim 128).
+  if (flags.has("--multi-latent-attention")) {
+    m.mla.q_lora_rank = flags.integer("--q-lora-rank").value_or(0);
+    m.mla.kv_lora_rank = flags.integer("--kv-lora-rank").value_or(32);
+    m.mla.qk_nope_head_dim = flags.integer("--qk-head-dim").value_or(128);
+    m.mla.qk_rope_head_dim = flags.integer("--qk-pos-emb-head-dim", 0).value_or(64);
+    m.mla.v_head_dim = flags.integer("--v-head-dim").value_or(128);
+    m.kv_channels = 0;
   }
   m.tied_embeddings = !flags.has("--untie-embeddings-and-output-weights");
   // arguments.py's default is 0.1, as Transformer's.

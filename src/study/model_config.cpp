@@ -41,6 +41,42 @@ double read_model_number(const JsonCursor& c, std::string_view name) {
   return x;
 }
 
+// /model/mla and /model/attention over the preset's: multi-head latent attention where mla is
+// given (each field over the preset's) or the preset has it, unless attention says "mha" or
+// "gqa".
+void read_attention(const JsonCursor& c, model::Transformer& m) {
+  const std::optional<JsonCursor> attention = c.find("attention");
+  const std::string kind = attention ? attention->as_string() : "";
+  if ((kind == "mha" || kind == "gqa") && c.has("mla")) {
+    c.at("mla").fail(fmt::format("given with attention \"{}\"; drop one", kind));
+  }
+  if (auto x = c.find("mla")) {
+    x->expect_object(kMlaSection.keys());
+    const bool preset_mla = m.is_mla();
+    const auto field = [&](std::string_view name, std::uint32_t& out) {
+      const Field& f = kMlaSection.field(name);
+      if (auto v = x->find(name)) {
+        out = static_cast<std::uint32_t>(read_integer(*v, f));
+      } else if (f.required && !preset_mla) {
+        x->fail(fmt::format("missing required key '{}'", name));
+      }
+    };
+    field("q_lora_rank", m.mla.q_lora_rank);
+    field("kv_lora_rank", m.mla.kv_lora_rank);
+    field("qk_nope_head_dim", m.mla.qk_nope_head_dim);
+    field("qk_rope_head_dim", m.mla.qk_rope_head_dim);
+    field("v_head_dim", m.mla.v_head_dim);
+  }
+  if (!attention) return;
+  if (kind == "mla") {
+    if (!m.is_mla()) attention->fail("\"mla\" needs /model/mla (its ranks and head widths)");
+  } else if (kind == "mha" || kind == "gqa") {
+    m.mla = {};
+  } else {
+    attention->fail_expected("\"mha\", \"gqa\" or \"mla\"");
+  }
+}
+
 // The mixture-of-experts fields of /model (over the preset's), checked against each other.
 void read_experts(const JsonCursor& c, model::Transformer& m) {
   read_model_integer_into(c, "experts", m.experts);
@@ -171,6 +207,7 @@ model::Transformer read_transformer(const JsonCursor& c, std::string& preset_nam
     kv_given = true;
   }
   read_model_integer_into(c, "head_dim", m.kv_channels);
+  read_attention(c, m);
   read_model_integer_into(c, "vocab", m.vocab);
   read_model_integer_into(c, "sequence", m.sequence);
   if (auto x = c.find("mlp")) {
@@ -193,7 +230,7 @@ model::Transformer read_transformer(const JsonCursor& c, std::string& preset_nam
     if (value == 0) c.fail(fmt::format("missing required key '{}' (or give a preset)", name));
   }
   // Without a head width of its own a head is h / a wide, which must be whole.
-  if (m.kv_channels == 0 && m.hidden % m.heads != 0) {
+  if (m.kv_channels == 0 && !m.is_mla() && m.hidden % m.heads != 0) {
     c.at("hidden").fail(fmt::format(
         "hidden {} is not a multiple of heads {} (give head_dim where a head's width is not "
         "hidden / heads)",
@@ -235,6 +272,7 @@ model::Training read_training(const JsonCursor& c) {
   if (auto x = c.find("sequence_parallel")) t.sequence_parallel = x->as_bool();
   if (auto x = c.find("flash_attention")) t.flash_attention = x->as_bool();
   if (auto x = c.find("cuda_graphs")) t.cuda_graphs = x->as_bool();
+  if (auto x = c.find("recompute_mla_up_proj")) t.recompute_mla_up_proj = x->as_bool();
   return t;
 }
 

@@ -54,15 +54,20 @@ double gemm_flops(const std::vector<Operator>& ops, Pass pass) {
   return total;
 }
 
+// Two SwiGLU layers of h 8, f 32, two heads of 4 and one K/V head, s 4.
+Transformer tiny_layer() {
+  return {.layers = 2,
+          .hidden = 8,
+          .ffn_hidden = 32,
+          .heads = 2,
+          .kv_heads = 1,
+          .vocab = 100,
+          .sequence = 4,
+          .mlp = Mlp::SwiGlu};
+}
+
 TEST(Operators, HandComputedSmallLayer) {
-  const Transformer tiny{.layers = 2,
-                         .hidden = 8,
-                         .ffn_hidden = 32,
-                         .heads = 2,
-                         .kv_heads = 1,
-                         .vocab = 100,
-                         .sequence = 4,
-                         .mlp = Mlp::SwiGlu};
+  const Transformer tiny = tiny_layer();
   const Training training{.micro_batch_size = 3};
   const auto ops = layer_operators(tiny, training, 1);
   ASSERT_EQ(ops[0].name, "qkv");
@@ -87,14 +92,7 @@ TEST(Operators, HandComputedSmallLayer) {
 // heads of 6 (a d = 12, not h = 8) and one K/V head of 6. Q K V: T x h x (12 + 12); the
 // attention 4 T s a d; the projection reduces a d back to h.
 TEST(Operators, AHeadWidthOfItsOwn) {
-  Transformer tiny{.layers = 2,
-                   .hidden = 8,
-                   .ffn_hidden = 32,
-                   .heads = 2,
-                   .kv_heads = 1,
-                   .vocab = 100,
-                   .sequence = 4,
-                   .mlp = Mlp::SwiGlu};
+  Transformer tiny = tiny_layer();
   tiny.kv_channels = 6;
   EXPECT_EQ(tiny.head_dim(), 6);
   EXPECT_EQ(tiny.query_width(), 12);
@@ -845,38 +843,113 @@ TEST(MixtureOfExperts, NoExpertsIsTheDenseModel) {
             unit_seconds(dense, training, {.tensor = 2, .data = 4}, h100).layers);
 }
 
-// DeepSeek-V3: 3 dense layers (4h^2 + 3 h 18432 + 2h = 601,896,960), 58 MoE layers
-// (4h^2 + 256 h + 257 x 3 h 2048 + 2h = 11,525,699,584), the untied 129280 x 7168 embedding
-// and head, the final norm: 672,149,632,000. The report's 671B has MLA's attention weights
-// (187,107,328 per layer from the config's ranks instead of 4h^2 = 205,520,896): 671.03B.
+// DeepSeek-V3 with multi-head latent attention (h 7168, 128 heads; q rank 1536, kv rank 512,
+// qk 128 + 64, v 128): per layer Q down 7168 x 1536 = 11,010,048, Q up 1536 x 128 x 192 =
+// 37,748,736, KV down 7168 x 576 = 4,128,768, KV up 512 x 128 x 256 = 16,777,216, the output
+// projection 16,384 x 7168 = 117,440,512 and the latents' norms 1536 + 512: 187,107,328 (the
+// bracket of Megatron-LM's MLA FLOPs too). 3 dense layers (+ 3 h 18432 + 2h = 583,483,392),
+// 58 MoE layers (+ 256 h + 257 x 3 h 2048 + 2h = 11,507,286,016), the untied 129280 x 7168
+// embedding and head, the final norm: 671,026,404,352, the report's 671B; 37.5B of them
+// active (the report's 37B).
 TEST(MixtureOfExperts, DeepSeekV3Preset) {
   const ModelPreset* preset = find_model_preset("deepseek-v3");
   ASSERT_NE(preset, nullptr);
   const Transformer& m = preset->model;
-  EXPECT_EQ(m.layer_parameters(), 601'896'960.0);
-  EXPECT_EQ(m.moe_layer_parameters(), 11'525'699'584.0);
+  ASSERT_TRUE(m.is_mla());
+  EXPECT_EQ(m.attention_parameters(), 187'107'328.0);
+  EXPECT_EQ(m.replicated_attention_parameters(), 11'010'048.0 + 1536 + 4'128'768.0 + 512);
+  EXPECT_EQ(m.layer_parameters(), 583'483'392.0);
+  EXPECT_EQ(m.moe_layer_parameters(), 11'507'286'016.0);
   EXPECT_EQ(m.moe_layers(), 58u);
-  EXPECT_EQ(m.parameters(), 672'149'632'000.0);
+  EXPECT_EQ(m.parameters(), 671'026'404'352.0);
+  EXPECT_NEAR(m.active_parameters() / 1e9, 37, 37 * 0.02);
+  // Kimi K2: the same layers with 64 heads (101,124,096 attention weights), 384 routed
+  // experts and one dense layer; 1.026T, the README's "1T", 32.9B active ("32B").
+  const Transformer& k2 = find_model_preset("kimi-k2")->model;
+  EXPECT_EQ(k2.attention_parameters(), 101'124'096.0);
+  EXPECT_NEAR(k2.parameters() / 1e12, 1.0, 0.03);
+  EXPECT_NEAR(k2.active_parameters() / 1e9, 32, 32 * 0.03);
 }
 
-// Qwen3 (arXiv 2505.09388 and the released configs): every preset's parameters to 0.5% of
-// the published totals, the MoE models' active ones too. Qwen3-32B's 64 heads of 128 make
-// Q 8192 wide at h 5120: h (8192 + 2 x 1024) + 8192 h + 3 h 25600 + 2h a layer.
-TEST(Transformer, Qwen3Presets) {
+// Recomputing MLA's up projections (Megatron-Core's --recompute-modules mla_up_proj): F keeps
+// no Q, K, V (2 T (a 192 + a 192 + a 128) bytes a layer, t = 1) and B reruns q_up and kv_up.
+TEST(MixtureOfExperts, RecomputingMlaUpProjections) {
+  const Transformer& m = find_model_preset("deepseek-v3")->model;
+  const DeviceSpec& h100 = find_device_preset("h100-sxm")->spec;
+  const LayerRange dense{.first = 0, .count = 1};
+  Training training{.micro_batch_size = 1};
+  const auto kept = derive_position(m, training, {}, h100, dense);
+  training.recompute_mla_up_proj = true;
+  const auto rebuilt = derive_position(m, training, {}, h100, dense);
+  const double tokens = 4096, a = 128;
+  EXPECT_DOUBLE_EQ(kept.kept_activation[0] - rebuilt.kept_activation[0],
+                   2 * tokens * (a * 192 + a * 192 + a * 128));
+  double up_forward = 0;
+  for (const OperatorTime& op : kept.operators) {
+    if (op.name == "q_up" || op.name == "kv_up") up_forward += op.seconds[kForward] * 1e9;
+  }
+  EXPECT_GT(up_forward, 0);
+  EXPECT_NEAR(rebuilt.backward_ns - kept.backward_ns, up_forward, 1e-6 * up_forward);
+  EXPECT_DOUBLE_EQ(rebuilt.forward_ns, kept.forward_ns);
+}
+
+// MLA's operators on one tensor-parallel rank of two, with sequence parallelism: the down
+// projections whole on the rank's T / 2 tokens, the up projections and the output projection
+// split; the fused attention 2 T s (a 192 + a 128) / t; Megatron-LM's model FLOPs count the
+// same matrices (the parameters, norms included) and s^2 (a 192 + a 128) for the core.
+TEST(MixtureOfExperts, MultiHeadLatentAttentionOperators) {
+  Transformer m = find_model_preset("deepseek-v3")->model;
+  m.sequence = 4096;
+  const Training training{.micro_batch_size = 1, .sequence_parallel = true};
+  const auto ops = layer_operators(m, training, 2);  // the attention's first
+  const double tokens = 4096, h = 7168, a = 128;
+  ASSERT_GE(ops.size(), 6u);
+  EXPECT_EQ(ops[0].name, "q_down");
+  EXPECT_EQ(ops[0].shape.m, tokens / 2);
+  EXPECT_EQ(ops[0].shape.n, 1536);
+  EXPECT_EQ(ops[0].shape.k, h);
+  EXPECT_EQ(ops[1].name, "q_up");
+  EXPECT_EQ(ops[1].shape.m, tokens);
+  EXPECT_EQ(ops[1].shape.n, a * 192 / 2);
+  EXPECT_EQ(ops[2].name, "kv_down");
+  EXPECT_EQ(ops[2].shape.n, 512 + 64);
+  EXPECT_EQ(ops[3].name, "kv_up");
+  EXPECT_EQ(ops[3].shape.n, a * (128 + 128) / 2);
+  EXPECT_EQ(ops[4].name, "attention");
+  EXPECT_EQ(ops[4].flops[kForward], 2 * tokens * 4096 * (a * 192 + a * 128) / 2);
+  EXPECT_EQ(ops[5].name, "projection");
+  EXPECT_EQ(ops[5].shape.k, a * 128 / 2);
+  EXPECT_EQ(ops[5].shape.n, h);
+  // Model FLOPs of the dense layers' attention per sample: 2 s (the matrices) + s^2 (the core).
+  Transformer dense = m;
+  dense.experts = 0;
+  dense.layers = 1;
+  const double s = 4096;
+  EXPECT_DOUBLE_EQ(
+      dense.forward_flops_per_sample(),
+      2 * s * (187'107'328.0 + 3 * h * 18432) + s * s * (a * 192 + a * 128) + 2 * s * h * 129280);
+}
+
+// Qwen3 (arXiv 2505.09388 and the released configs), Mixtral (arXiv 2401.04088) and Llama
+// 3.1 (the released weights' counts: 8.03B, 70.6B, 406B): every preset's parameters to 0.5%
+// of the published totals, the MoE models' active ones to the published rounding. Qwen3-32B's
+// 64 heads of 128 make Q 8192 wide at h 5120: h (8192 + 2 x 1024) + 8192 h + 3 h 25600 + 2h a
+// layer.
+TEST(Transformer, PublishedPresetTotals) {
   const auto model = [](std::string_view name) { return find_model_preset(name)->model; };
   EXPECT_EQ(model("qwen3-32b").layer_parameters(),
             5120.0 * (8192 + 2048) + 8192.0 * 5120 + 3 * 5120.0 * 25600 + 2 * 5120);
   const struct {
     std::string_view name;
     double total, active;  // billions, as the report's tables give them
-  } published[] = {{"qwen3-8b", 8.2, 8.2},
-                   {"qwen3-32b", 32.8, 32.8},
-                   {"qwen3-30b-a3b", 30.5, 3.3},
-                   {"qwen3-235b-a22b", 235, 22}};
+  } published[] = {
+      {"qwen3-8b", 8.2, 8.2},       {"qwen3-32b", 32.8, 32.8},    {"qwen3-30b-a3b", 30.5, 3.3},
+      {"qwen3-235b-a22b", 235, 22}, {"mixtral-8x7b", 46.7, 12.9}, {"mixtral-8x22b", 141, 39},
+      {"llama3.1-8b", 8.03, 8.03},  {"llama3.1-70b", 70.6, 70.6}, {"llama3.1-405b", 406, 406}};
   for (const auto& p : published) {
     const Transformer m = model(p.name);
     EXPECT_NEAR(m.parameters() / 1e9, p.total, p.total * 0.005) << p.name;
-    // The report rounds 3.35B to 3.3B; 22.2B to 22B.
+    // The Qwen3 report rounds 3.35B to 3.3B, 22.2B to 22B; Mixtral's 12.88B and 39.2B.
     EXPECT_NEAR(m.active_parameters() / 1e9, p.active, p.active * 0.02) << p.name;
     EXPECT_EQ(m.head_dim(), 128) << p.name;
   }

@@ -1152,6 +1152,52 @@ TEST(ModelConfig, HeadDimGivesAHeadItsOwnWidth) {
   EXPECT_EQ(parse_config(qwen, "cfg.json").model->transformer.head_dim(), 128);
 }
 
+// /model/mla and /model/attention: a preset's MLA stays (each field overridable), "mha" turns
+// it off, and a model without a preset needs every MLA field but q_lora_rank.
+TEST(ModelConfig, MultiHeadLatentAttention) {
+  auto doc = model_config();
+  doc["model"] = {{"preset", "deepseek-v3"}, {"layers", 8}, {"first_dense_layers", 1}};
+  doc["training"]["sequence_parallel"] = true;  // MoE with tensor parallelism needs it
+  doc["model"]["mla"] = {{"kv_lora_rank", 256}};
+  model::Transformer m = parse_config(doc, "cfg.json").model->transformer;
+  EXPECT_TRUE(m.is_mla());
+  EXPECT_EQ(m.mla.kv_lora_rank, 256u);
+  EXPECT_EQ(m.mla.q_lora_rank, 1536u);
+  doc["model"].erase("mla");
+  doc["model"]["attention"] = "mha";
+  m = parse_config(doc, "cfg.json").model->transformer;
+  EXPECT_FALSE(m.is_mla());
+  EXPECT_EQ(m.query_width(), 7168);
+  auto plain = model_config();
+  plain["model"]["mla"] = {
+      {"kv_lora_rank", 64}, {"qk_nope_head_dim", 32}, {"qk_rope_head_dim", 16}, {"v_head_dim", 32}};
+  m = parse_config(plain, "cfg.json").model->transformer;
+  EXPECT_EQ(m.attention_kind(), "mla");
+  EXPECT_EQ(m.query_width(), 16 * 48);
+  EXPECT_EQ(m.output_width(), 16 * 32);
+  const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> cases = {
+      {[](auto& d) {
+         d["model"]["mla"] = {{"kv_lora_rank", 64}};
+       },
+       "cfg.json:/model/mla: missing required key 'qk_nope_head_dim'"},
+      {[](auto& d) { d["model"]["attention"] = "mla"; },
+       "cfg.json:/model/attention: \"mla\" needs /model/mla (its ranks and head widths)"},
+      {[](auto& d) {
+         d["model"]["attention"] = "gqa";
+         d["model"]["mla"] = {{"kv_lora_rank", 64}};
+       },
+       "cfg.json:/model/mla: given with attention \"gqa\"; drop one"},
+      {[](auto& d) { d["model"]["attention"] = "latent"; },
+       "cfg.json:/model/attention: expected \"mha\", \"gqa\" or \"mla\""},
+  };
+  for (const auto& [edit, message] : cases) {
+    auto bad = model_config();
+    edit(bad);
+    const std::string error = error_of(bad);
+    EXPECT_EQ(error.substr(0, message.size()), message) << error;
+  }
+}
+
 TEST(ModelConfig, ErrorsNameThePointer) {
   const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> cases = {
       {[](auto& d) { d["training"]["global_batch_size"] = 60; },

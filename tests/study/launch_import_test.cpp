@@ -128,6 +128,26 @@ TEST(MegatronImport, ShapeFlagsAndDefaults) {
   EXPECT_FALSE(import_megatron(tiny({"--kv-channels", "32"}), on("h100-sxm", 1))
                    .config["model"]
                    .contains("head_dim"));
+  // --multi-latent-attention with its ranks and widths (arguments.py's defaults for the rest).
+  const ImportResult mla =
+      import_megatron(tiny({"--multi-latent-attention", "--q-lora-rank", "96", "--kv-lora-rank",
+                            "64", "--qk-head-dim", "32", "--qk-pos-emb-head-dim", "16"}),
+                      on("h100-sxm", 1));
+  EXPECT_EQ(mla.config["model"]["attention"], "mla");
+  EXPECT_EQ(mla.config["model"]["mla"].dump(),
+            R"({"q_lora_rank":96,"kv_lora_rank":64,"qk_nope_head_dim":32,"qk_rope_head_dim":16,)"
+            R"("v_head_dim":128})");
+  EXPECT_TRUE(mla.warnings.empty());
+  EXPECT_GT(makespan_of(plain(mla.config)), 0);
+  // --recompute-modules: mla_up_proj is its own switch; core_attn is PerFlow's selective.
+  const ImportResult up =
+      import_megatron(tiny({"--multi-latent-attention", "--recompute-granularity", "selective",
+                            "--recompute-modules", "core_attn", "mla_up_proj", "moe_act"}),
+                      on("h100-sxm", 1));
+  EXPECT_EQ(up.config["training"]["recompute_mla_up_proj"], true);
+  EXPECT_EQ(up.config["training"]["recompute"], "selective");
+  ASSERT_EQ(up.warnings.size(), 1u);
+  EXPECT_EQ(up.warnings[0].substr(0, 27), "--recompute-modules moe_act");
   // --hidden-dropout other than Megatron-LM's 0.1 is written (it decides the masks kept).
   const ImportResult no_dropout =
       import_megatron(tiny({"--hidden-dropout", "0.0"}), on("h100-sxm", 1));

@@ -33,6 +33,9 @@ struct Training {
   bool distributed_optimizer = false;  ///< optimizer state sharded over data parallel
   bool sequence_parallel = false;      ///< Megatron sequence parallelism (with t > 1)
   bool flash_attention = true;         ///< fused attention: no s x s scores kept
+  /// MLA's up projections recomputed in the backward instead of their outputs (Q, K, V) kept
+  /// (Megatron-Core's --recompute-modules mla_up_proj; DeepSeek-V3 report, section 3.2.3).
+  bool recompute_mla_up_proj = false;
   /// Each layer's F and backward captured as CUDA graphs (Megatron-Core's
   /// --enable-cuda-graph): the host launches one graph per layer and pass instead of each
   /// kernel and NCCL call.

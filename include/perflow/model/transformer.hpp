@@ -14,6 +14,21 @@ enum class Mlp : std::uint8_t { Gelu, SwiGlu };
 std::string_view to_string(Mlp mlp);
 std::optional<Mlp> parse_mlp(std::string_view text);
 
+/// Multi-head latent attention (DeepSeek-V2/V3, Kimi K2), as Megatron-Core's MLASelfAttention
+/// builds it: Q and the keys and values come from low-rank latents. Per token, the down
+/// projections h -> q_lora_rank and h -> kv_lora_rank + qk_rope_head_dim are replicated over
+/// the tensor-parallel ranks; each latent is normalised and projected up, column-parallel, to
+/// the heads (Q: a x (nope + rope); K's nope part and V: a x (nope + v)); the shared rope key
+/// is copied to every head; the scores are nope + rope wide, the values v; the output
+/// projection a v -> h is row-parallel.
+struct Mla {
+  std::uint32_t q_lora_rank = 0;  ///< 0: Q projected straight from h (h -> a (nope + rope))
+  std::uint32_t kv_lora_rank = 0;
+  std::uint32_t qk_nope_head_dim = 0;
+  std::uint32_t qk_rope_head_dim = 0;
+  std::uint32_t v_head_dim = 0;
+};
+
 /// A decoder-only transformer's shape.
 struct Transformer {
   std::uint32_t layers = 0;
@@ -24,6 +39,9 @@ struct Transformer {
   /// d, a head's width, when it is not h / a (Megatron-LM's --kv-channels, Hugging Face's
   /// head_dim: Qwen3's 128 at h 5120 and 64 heads); 0: h / a.
   std::uint32_t kv_channels = 0;
+  /// Multi-head latent attention in place of multi-head / grouped-query attention when
+  /// mla.kv_lora_rank is above 0 (kv_heads and kv_channels then say nothing).
+  Mla mla{};
   std::uint32_t vocab = 0;     ///< V
   std::uint32_t sequence = 0;  ///< s, tokens per sample
   Mlp mlp = Mlp::Gelu;
@@ -58,11 +76,37 @@ struct Transformer {
   [[nodiscard]] double head_dim() const {
     return kv_channels > 0 ? double(kv_channels) : double(hidden) / heads;
   }
-  /// a d: the width of Q and of the attention's output (h unless kv_channels says otherwise).
-  [[nodiscard]] double query_width() const { return heads * head_dim(); }
-  /// The attention's matrices: Q (h x a d), K and V (h x g d each), the output projection
-  /// (a d x h).
+  [[nodiscard]] bool is_mla() const { return mla.kv_lora_rank > 0; }
+  /// "mla", "gqa" (fewer key/value heads than heads) or "mha".
+  [[nodiscard]] std::string_view attention_kind() const {
+    return is_mla() ? "mla" : kv_heads < heads ? "gqa" : "mha";
+  }
+  /// The widths of the attention's tensors over all heads, per token: Q and K (a d and g d;
+  /// with MLA both a (nope + rope)), V (g d; a v) and the attention's output, which the
+  /// output projection takes (a d; a v).
+  [[nodiscard]] double query_width() const {
+    return is_mla() ? double(heads) * (mla.qk_nope_head_dim + mla.qk_rope_head_dim)
+                    : heads * head_dim();
+  }
+  [[nodiscard]] double key_width() const {
+    return is_mla() ? query_width() : kv_heads * head_dim();
+  }
+  [[nodiscard]] double value_width() const {
+    return is_mla() ? double(heads) * mla.v_head_dim : kv_heads * head_dim();
+  }
+  [[nodiscard]] double output_width() const { return is_mla() ? value_width() : query_width(); }
+  /// MLA's latents per token, the up projections' inputs: q_lora_rank + kv_lora_rank +
+  /// qk_rope_head_dim (the rope key, which skips the up projection); 0 without MLA.
+  [[nodiscard]] double latent_width() const {
+    return is_mla() ? double(mla.q_lora_rank) + mla.kv_lora_rank + mla.qk_rope_head_dim : 0.0;
+  }
+  /// The attention's weights: Q (h x a d), K and V (h x g d each), the output projection
+  /// (a d x h); with MLA the down and up projections, the latents' two norms and the output
+  /// projection (a v x h).
   [[nodiscard]] double attention_parameters() const;
+  /// The part of attention_parameters() every tensor-parallel rank holds whole: MLA's down
+  /// projections and latent norms (Megatron-Core's duplicated TELinear); 0 without MLA.
+  [[nodiscard]] double replicated_attention_parameters() const;
   /// Weights of one dense transformer layer: Q, K, V and output projections, the MLP
   /// matrices, two norms (biases left out).
   [[nodiscard]] double layer_parameters() const;

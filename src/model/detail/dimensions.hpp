@@ -15,8 +15,13 @@ struct Dimensions {
   double tokens;  ///< T = b s
   double h;       ///< hidden
   double f;       ///< MLP inner size
-  double kv;      ///< g d: the width of K (and of V)
-  double qw;      ///< a d: the width of Q and of the attention's output (h unless d is set)
+  /// The attention's widths over all heads (Transformer::query_width and the others): Q and K
+  /// (a d and g d; MLA: a (nope + rope) each), V (g d; MLA: a v), its output (a d; MLA: a v).
+  double qw;
+  double kw;
+  double vw;
+  double ow;
+  double latent;  ///< MLA's latents (q_lora + kv_lora + rope), 0 without MLA
   /// 1/t with sequence parallelism (norms, residuals and dropout split over the ranks,
   /// Korthikanti et al. 2022), else 1.
   double r;
@@ -32,8 +37,11 @@ inline Dimensions dimensions(const Transformer& model, const Training& training,
           .tokens = b * s,
           .h = double(model.hidden),
           .f = double(model.ffn_hidden),
-          .kv = model.kv_heads * model.head_dim(),
           .qw = model.query_width(),
+          .kw = model.key_width(),
+          .vw = model.value_width(),
+          .ow = model.output_width(),
+          .latent = model.latent_width(),
           .r = training.sequence_parallel ? 1 / t : 1};
 }
 

@@ -74,6 +74,7 @@ extern const Section kPipelineSection;
 extern const Section kCostsSection;
 extern const Section kOverrideSection;
 extern const Section kOffloadSection;
+extern const Section kMlaSection;
 extern const Section kDeviceTypeSection;
 extern const Section kPlacementSection;
 extern const Section kPartSection;

@@ -35,7 +35,8 @@ struct ImportedRun {
   bool sequence_parallel = false;
   bool distributed_optimizer = false;
   bool flash_attention = true;
-  bool cuda_graphs = false;  ///< each layer's passes captured as CUDA graphs
+  bool recompute_mla_up_proj = false;  ///< --recompute-modules names mla_up_proj
+  bool cuda_graphs = false;            ///< each layer's passes captured as CUDA graphs
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = false;
   std::optional<std::uint32_t> grad_bucket_size;  ///< parameters; unset: Megatron-Core's rule
