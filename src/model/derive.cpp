@@ -150,7 +150,7 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   const double masks = model.hidden_dropout > 0 ? 2.0 : 0.0;
   // Norm inputs (4), the QKV and MLP GEMMs' inputs (q + q), the dropout masks: unsplit
   // without sequence parallelism.
-  // With MLA, the latents too (q_lora + kv_lora + rope per token): the latent norms' inputs
+  // With MLA, the latents too (q_lora + kv_lora per token): the latent norms' inputs
   // (2 bytes) and the up projections' inputs (q), split like the other GEMM inputs.
   const double replicated = (4 + 2 * q + masks) * tokens * h * r + (2 + q) * tokens * latent * r;
   // The MLP's inside: the first GEMM's output for the activation's backward (2 bytes, 2f wide

@@ -103,7 +103,7 @@ std::vector<Operator> attention_operators(const Transformer& model, const Traini
       ops.push_back(gemm("q_down", tokens * r, h, m.q_lora_rank));
       ops.push_back(gemm("q_up", tokens, m.q_lora_rank, qw / t, kFp8CastsAfterNorm));
     } else {
-      ops.push_back(gemm("q_proj", tokens, h, qw / t, kFp8CastsAfterNorm));
+      ops.push_back(gemm("q_proj", tokens, h, qw / t));
     }
     ops.push_back(gemm("kv_down", tokens * r, h, m.kv_lora_rank + rope));
     ops.push_back(gemm("kv_up", tokens, m.kv_lora_rank,

@@ -553,21 +553,26 @@ void read_recompute(const Flags& flags, detail::ImportedRun& run, ImportResult& 
   // selective recomputation is the attention core (core_attn).
   if (run.recompute == "selective" && flags.has("--recompute-modules")) {
     std::string others;
+    bool core_attention = false;
     const std::string modules = *flags.get("--recompute-modules");
     for (std::size_t at = 0; at < modules.size();) {
       const std::size_t end = std::min(modules.find(' ', at), modules.size());
       const std::string_view module = std::string_view(modules).substr(at, end - at);
       at = end + 1;
       if (module == "mla_up_proj") {
-        run.recompute_mla_up_proj = true;
-      } else if (!module.empty() && module != "core_attn") {
+        run.recompute_mla_up_proj = flags.has("--multi-latent-attention");
+      } else if (module == "core_attn") {
+        core_attention = true;
+      } else if (!module.empty()) {
         others += others.empty() ? std::string(module) : " " + std::string(module);
       }
     }
+    // Without core_attn the attention core is not recomputed: PerFlow's selective is off.
+    if (!core_attention) run.recompute = "none";
     if (!others.empty()) {
       result.warnings.push_back(fmt::format(
-          "--recompute-modules {}: PerFlow's selective recomputation is the attention core "
-          "(core_attn) only",
+          "--recompute-modules {}: PerFlow recomputes the attention core (core_attn) and MLA's "
+          "up projections (mla_up_proj) only",
           others));
     }
   }

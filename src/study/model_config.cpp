@@ -41,39 +41,69 @@ double read_model_number(const JsonCursor& c, std::string_view name) {
   return x;
 }
 
-// /model/mla and /model/attention over the preset's: multi-head latent attention where mla is
-// given (each field over the preset's) or the preset has it, unless attention says "mha" or
-// "gqa".
+// /model/mla over the preset's (field by field; without an MLA preset every field but
+// q_lora_rank is needed), and /model/attention, which "mha" or "gqa" turns MLA off with.
+// kv_heads is settled after (attention_heads).
 void read_attention(const JsonCursor& c, model::Transformer& m) {
   const std::optional<JsonCursor> attention = c.find("attention");
   const std::string kind = attention ? attention->as_string() : "";
+  if (attention && kind != "mha" && kind != "gqa" && kind != "mla") {
+    attention->fail_expected("\"mha\", \"gqa\" or \"mla\"");
+  }
   if ((kind == "mha" || kind == "gqa") && c.has("mla")) {
     c.at("mla").fail(fmt::format("given with attention \"{}\"; drop one", kind));
   }
   if (auto x = c.find("mla")) {
     x->expect_object(kMlaSection.keys());
     const bool preset_mla = m.is_mla();
-    const auto field = [&](std::string_view name, std::uint32_t& out) {
-      const Field& f = kMlaSection.field(name);
+    const std::pair<std::string_view, std::uint32_t*> fields[] = {
+        {"q_lora_rank", &m.mla.q_lora_rank},
+        {"kv_lora_rank", &m.mla.kv_lora_rank},
+        {"qk_nope_head_dim", &m.mla.qk_nope_head_dim},
+        {"qk_rope_head_dim", &m.mla.qk_rope_head_dim},
+        {"v_head_dim", &m.mla.v_head_dim}};
+    // The values given first (a bad one is named before a missing one), then what is missing.
+    for (const auto& [name, out] : fields) {
       if (auto v = x->find(name)) {
-        out = static_cast<std::uint32_t>(read_integer(*v, f));
-      } else if (f.required && !preset_mla) {
-        x->fail(fmt::format("missing required key '{}'", name));
+        *out = static_cast<std::uint32_t>(read_integer(*v, kMlaSection.field(name)));
       }
-    };
-    field("q_lora_rank", m.mla.q_lora_rank);
-    field("kv_lora_rank", m.mla.kv_lora_rank);
-    field("qk_nope_head_dim", m.mla.qk_nope_head_dim);
-    field("qk_rope_head_dim", m.mla.qk_rope_head_dim);
-    field("v_head_dim", m.mla.v_head_dim);
+    }
+    for (const auto& [name, out] : fields) {
+      if (name != "q_lora_rank" && !preset_mla && !x->has(name)) {
+        x->fail(fmt::format("missing required key '{}' (or give an MLA preset)", name));
+      }
+    }
   }
+  if (kind == "mla" && !m.is_mla()) {
+    attention->fail("\"mla\" needs /model/mla (its ranks and head widths)");
+  }
+  if (kind == "mha" || kind == "gqa") m.mla = {};
+}
+
+// After kv_heads is read: "mha" has as many key/value heads as heads, "gqa" fewer; MLA's
+// heads are its own (kv_heads and head_dim say nothing).
+void attention_heads(const JsonCursor& c, model::Transformer& m) {
+  if (m.is_mla()) {
+    if (auto x = c.find("head_dim")) {
+      x->fail("with multi-head latent attention a head's widths are /model/mla's");
+    }
+    m.kv_heads = m.heads;
+    m.kv_channels = 0;
+    return;
+  }
+  const std::optional<JsonCursor> attention = c.find("attention");
   if (!attention) return;
-  if (kind == "mla") {
-    if (!m.is_mla()) attention->fail("\"mla\" needs /model/mla (its ranks and head widths)");
-  } else if (kind == "mha" || kind == "gqa") {
-    m.mla = {};
-  } else {
-    attention->fail_expected("\"mha\", \"gqa\" or \"mla\"");
+  const std::string kind = attention->as_string();
+  if (kind == "mha") {
+    if (c.has("kv_heads") && m.kv_heads != m.heads) {
+      attention->fail(
+          fmt::format("\"mha\" has as many key/value heads as heads ({}), but kv_heads is {}",
+                      m.heads, m.kv_heads));
+    }
+    m.kv_heads = m.heads;
+  } else if (kind == "gqa" && m.kv_heads >= m.heads) {
+    attention->fail(fmt::format("\"gqa\" needs kv_heads below heads ({}); kv_heads is {}", m.heads,
+                                m.kv_heads));
   }
 }
 
@@ -220,6 +250,7 @@ model::Transformer read_transformer(const JsonCursor& c, std::string& preset_nam
     m.hidden_dropout = read_model_number(*x, "hidden_dropout");
   }
   if (!kv_given) m.kv_heads = m.heads;
+  attention_heads(c, m);
   // Every shape field is needed, from the preset or given.
   for (const auto& [name, value] : {std::pair<std::string_view, std::uint32_t>{"layers", m.layers},
                                     {"hidden", m.hidden},
@@ -231,10 +262,12 @@ model::Transformer read_transformer(const JsonCursor& c, std::string& preset_nam
   }
   // Without a head width of its own a head is h / a wide, which must be whole.
   if (m.kv_channels == 0 && !m.is_mla() && m.hidden % m.heads != 0) {
-    c.at("hidden").fail(fmt::format(
-        "hidden {} is not a multiple of heads {} (give head_dim where a head's width is not "
-        "hidden / heads)",
-        m.hidden, m.heads));
+    const std::optional<JsonCursor> key = c.has("hidden") ? c.find("hidden") : c.find("heads");
+    (key ? *key : c)
+        .fail(fmt::format(
+            "hidden {} is not a multiple of heads {} (give head_dim where a head's width is not "
+            "hidden / heads)",
+            m.hidden, m.heads));
   }
   if (m.heads % m.kv_heads != 0) {
     c.fail(fmt::format("heads {} are not a multiple of kv_heads {}", m.heads, m.kv_heads));
@@ -378,6 +411,17 @@ void parse_model_sections(const JsonCursor& root, Config& config) {
       where.fail(
           "deepep sends tokens among the expert-parallel ranks, but expert_parallel is 1: set "
           "/parallelism/expert_parallel (or use \"alltoall\")");
+    }
+  }
+  // Megatron-LM reads --recompute-modules (mla_up_proj among them) only with selective
+  // granularity; full recomputation reruns the up projections in its R task already.
+  if (plan.training.recompute_mla_up_proj) {
+    const JsonCursor at = training_section->at("recompute_mla_up_proj");
+    if (!plan.transformer.is_mla()) {
+      at.fail("the model has no multi-head latent attention (/model/mla) to recompute");
+    }
+    if (plan.training.recompute == model::Recompute::Full) {
+      at.fail("full recomputation reruns the up projections already: drop one");
     }
   }
   // Megatron-Core's MoELayer raises during training when tensor parallelism runs MoE layers

@@ -849,7 +849,7 @@ TEST(MixtureOfExperts, NoExpertsIsTheDenseModel) {
 // projection 16,384 x 7168 = 117,440,512 and the latents' norms 1536 + 512: 187,107,328 (the
 // bracket of Megatron-LM's MLA FLOPs too). 3 dense layers (+ 3 h 18432 + 2h = 583,483,392),
 // 58 MoE layers (+ 256 h + 257 x 3 h 2048 + 2h = 11,507,286,016), the untied 129280 x 7168
-// embedding and head, the final norm: 671,026,404,352, the report's 671B; 37.5B of them
+// embedding and head, the final norm: 671,026,404,352, the report's 671B; 37.6B of them
 // active (the report's 37B).
 TEST(MixtureOfExperts, DeepSeekV3Preset) {
   const ModelPreset* preset = find_model_preset("deepseek-v3");

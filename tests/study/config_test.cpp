@@ -1168,6 +1168,12 @@ TEST(ModelConfig, MultiHeadLatentAttention) {
   m = parse_config(doc, "cfg.json").model->transformer;
   EXPECT_FALSE(m.is_mla());
   EXPECT_EQ(m.query_width(), 7168);
+  // "mha" on a grouped-query preset gives every head its own keys and values.
+  auto llama = model_config();
+  llama["model"] = {{"preset", "llama3-70b"}, {"layers", 8}, {"attention", "mha"}};
+  m = parse_config(llama, "cfg.json").model->transformer;
+  EXPECT_EQ(m.kv_heads, 64u);
+  EXPECT_EQ(m.attention_kind(), "mha");
   auto plain = model_config();
   plain["model"]["mla"] = {
       {"kv_lora_rank", 64}, {"qk_nope_head_dim", 32}, {"qk_rope_head_dim", 16}, {"v_head_dim", 32}};
@@ -1179,7 +1185,7 @@ TEST(ModelConfig, MultiHeadLatentAttention) {
       {[](auto& d) {
          d["model"]["mla"] = {{"kv_lora_rank", 64}};
        },
-       "cfg.json:/model/mla: missing required key 'qk_nope_head_dim'"},
+       "cfg.json:/model/mla: missing required key 'qk_nope_head_dim' (or give an MLA preset)"},
       {[](auto& d) { d["model"]["attention"] = "mla"; },
        "cfg.json:/model/attention: \"mla\" needs /model/mla (its ranks and head widths)"},
       {[](auto& d) {
@@ -1189,6 +1195,35 @@ TEST(ModelConfig, MultiHeadLatentAttention) {
        "cfg.json:/model/mla: given with attention \"gqa\"; drop one"},
       {[](auto& d) { d["model"]["attention"] = "latent"; },
        "cfg.json:/model/attention: expected \"mha\", \"gqa\" or \"mla\""},
+      {[](auto& d) { d["model"]["attention"] = "gqa"; },
+       "cfg.json:/model/attention: \"gqa\" needs kv_heads below heads (16); kv_heads is 16"},
+      {[](auto& d) {
+         d["model"]["attention"] = "mha";
+         d["model"]["kv_heads"] = 4;
+       },
+       "cfg.json:/model/attention: \"mha\" has as many key/value heads as heads (16), but "
+       "kv_heads is 4"},
+      {[](auto& d) { d["training"]["recompute_mla_up_proj"] = true; },
+       "cfg.json:/training/recompute_mla_up_proj: the model has no multi-head latent attention"},
+      {[](auto& d) {
+         d["model"]["mla"] = {{"kv_lora_rank", 64},
+                              {"qk_nope_head_dim", 32},
+                              {"qk_rope_head_dim", 16},
+                              {"v_head_dim", 32}};
+         d["training"]["recompute_mla_up_proj"] = true;
+         d["training"]["recompute"] = "full";
+       },
+       "cfg.json:/training/recompute_mla_up_proj: full recomputation reruns the up projections "
+       "already: drop one"},
+      {[](auto& d) {
+         d["model"]["mla"] = {{"kv_lora_rank", 64},
+                              {"qk_nope_head_dim", 32},
+                              {"qk_rope_head_dim", 16},
+                              {"v_head_dim", 32}};
+         d["model"]["head_dim"] = 64;
+       },
+       "cfg.json:/model/head_dim: with multi-head latent attention a head's widths are "
+       "/model/mla's"},
   };
   for (const auto& [edit, message] : cases) {
     auto bad = model_config();

@@ -148,6 +148,15 @@ TEST(MegatronImport, ShapeFlagsAndDefaults) {
   EXPECT_EQ(up.config["training"]["recompute"], "selective");
   ASSERT_EQ(up.warnings.size(), 1u);
   EXPECT_EQ(up.warnings[0].substr(0, 27), "--recompute-modules moe_act");
+  // Without core_attn Megatron-LM leaves the attention core alone: no selective recomputation.
+  const ImportResult only_up =
+      import_megatron(tiny({"--multi-latent-attention", "--recompute-granularity", "selective",
+                            "--recompute-modules", "mla_up_proj"}),
+                      on("h100-sxm", 1));
+  EXPECT_EQ(only_up.config["training"]["recompute_mla_up_proj"], true);
+  EXPECT_EQ(only_up.config["training"]["recompute"], "none");
+  EXPECT_TRUE(only_up.warnings.empty());
+  EXPECT_GT(makespan_of(plain(only_up.config)), 0);
   // --hidden-dropout other than Megatron-LM's 0.1 is written (it decides the masks kept).
   const ImportResult no_dropout =
       import_megatron(tiny({"--hidden-dropout", "0.0"}), on("h100-sxm", 1));

@@ -95,10 +95,10 @@ struct Transformer {
     return is_mla() ? double(heads) * mla.v_head_dim : kv_heads * head_dim();
   }
   [[nodiscard]] double output_width() const { return is_mla() ? value_width() : query_width(); }
-  /// MLA's latents per token, the up projections' inputs: q_lora_rank + kv_lora_rank +
-  /// qk_rope_head_dim (the rope key, which skips the up projection); 0 without MLA.
+  /// MLA's latents per token, the up projections' inputs: q_lora_rank + kv_lora_rank (the
+  /// rope key skips them); 0 without MLA.
   [[nodiscard]] double latent_width() const {
-    return is_mla() ? double(mla.q_lora_rank) + mla.kv_lora_rank + mla.qk_rope_head_dim : 0.0;
+    return is_mla() ? double(mla.q_lora_rank) + mla.kv_lora_rank : 0.0;
   }
   /// The attention's weights: Q (h x a d), K and V (h x g d each), the output projection
   /// (a d x h); with MLA the down and up projections, the latents' two norms and the output
