@@ -60,7 +60,7 @@ void print_models(bool json) {
                       {"ffn_hidden", m.ffn_hidden},
                       {"heads", m.heads},
                       {"kv_heads", m.kv_heads},
-                      {"head_dim", static_cast<std::uint64_t>(m.query_width() / m.heads)},
+                      {"head_dim", static_cast<std::uint64_t>(m.head_dim())},
                       {"attention", m.attention_kind()},
                       {"vocab", m.vocab},
                       {"sequence", m.sequence},
@@ -87,14 +87,12 @@ void print_models(bool json) {
       "head dim", "vocab", "seq", "mlp", "description");
   for (const model::ModelPreset& p : model::model_presets()) {
     const model::Transformer& m = p.model;
-    // MLA's head: its query/key width (nope + rope).
-    const auto head = static_cast<std::uint64_t>(m.query_width() / m.heads);
     fmt::print(
         "{:<15}  {:>9.1f}B  {:>6.1f}B  {:>6}  {:>6}  {:>9}  {:>6}  {:>9}  {:>8}  {:>7}  "
         "{:>6}  {:<6}  {}\n",
         p.name, m.parameters() / 1e9, m.active_parameters() / 1e9, m.layers, m.hidden,
-        m.attention_kind(), m.heads, m.kv_heads, head, m.vocab, m.sequence, model::to_string(m.mlp),
-        p.description);
+        m.attention_kind(), m.heads, m.kv_heads, static_cast<std::uint64_t>(m.head_dim()), m.vocab,
+        m.sequence, model::to_string(m.mlp), p.description);
   }
   fmt::print("\nSources: perflow models --format json.\n");
 }

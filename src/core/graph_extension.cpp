@@ -427,15 +427,17 @@ bool GraphExtension::merged_order(const EventGraph& g, std::size_t base_n, bool 
   // back into the R that recomputation added first), Kahn's order over the added tasks
   // alone, seeded by id.
   const std::size_t added = n - base_n;
-  BigVector<std::uint32_t> sequence;  // empty: by id
-  for (std::size_t a = 0; a < added && sequence.empty(); ++a) {
-    const auto v = static_cast<std::uint32_t>(base_n + a);
-    for (const Adjacent& p : g.predecessors(TaskId{v})) {
-      if (p.task().value > v) {
-        if (!added_in_topological_order(g, base_n, sequence)) return false;  // a cycle
-        break;
+  const auto feeds_an_earlier_one = [&] {
+    for (auto v = static_cast<std::uint32_t>(base_n); v < n; ++v) {
+      for (const Adjacent& p : g.predecessors(TaskId{v})) {
+        if (p.task().value > v) return true;
       }
     }
+    return false;
+  };
+  BigVector<std::uint32_t> sequence;  // empty: by id
+  if (feeds_an_earlier_one() && !added_in_topological_order(g, base_n, sequence)) {
+    return false;  // a cycle among the added tasks
   }
   // Per added task: 1 + the position of the last base task it follows (0: none); it goes
   // right before the base task at that position.

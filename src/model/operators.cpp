@@ -129,7 +129,7 @@ std::vector<Operator> attention_operators(const Transformer& model, const Traini
     // context P V (s x d, reducing s); the s x s scores go through memory for the softmax
     // and dropout.
     const double heads = b * model.heads / t;
-    ops.push_back(activation_gemm("attention_scores", s, qw / model.heads, s, heads));
+    ops.push_back(activation_gemm("attention_scores", s, model.head_dim(), s, heads));
     ops.push_back(activation_gemm("attention_context", s, s, ow / model.heads, heads));
     const double probabilities = heads * s * s;
     // The fused scale-mask-softmax and the dropout, and their gradients.

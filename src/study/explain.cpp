@@ -295,7 +295,7 @@ nlohmann::ordered_json explain_json(const Config& config) {
                   {"ffn_hidden", m.ffn_hidden},
                   {"heads", m.heads},
                   {"kv_heads", m.kv_heads},
-                  {"head_dim", static_cast<std::uint64_t>(m.query_width() / m.heads)},
+                  {"head_dim", static_cast<std::uint64_t>(m.head_dim())},
                   {"attention", m.attention_kind()},
                   {"vocab", m.vocab},
                   {"sequence", m.sequence},

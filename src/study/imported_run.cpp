@@ -24,15 +24,12 @@ using P = OptionError;
 bool same_shape(const model::Transformer& a, const model::Transformer& b) {
   return a.layers == b.layers && a.hidden == b.hidden && a.ffn_hidden == b.ffn_hidden &&
          a.heads == b.heads && a.kv_heads == b.kv_heads && a.head_dim() == b.head_dim() &&
-         a.mla.q_lora_rank == b.mla.q_lora_rank && a.mla.kv_lora_rank == b.mla.kv_lora_rank &&
-         a.mla.qk_nope_head_dim == b.mla.qk_nope_head_dim &&
-         a.mla.qk_rope_head_dim == b.mla.qk_rope_head_dim && a.mla.v_head_dim == b.mla.v_head_dim &&
-         a.vocab == b.vocab && a.mlp == b.mlp && a.tied_embeddings == b.tied_embeddings &&
-         a.experts == b.experts && a.top_k == b.top_k && a.expert_hidden() == b.expert_hidden() &&
-         a.shared_experts == b.shared_experts && a.first_dense_layers == b.first_dense_layers &&
-         a.capacity_factor == b.capacity_factor && a.expert_imbalance == b.expert_imbalance &&
-         a.expert_groups == b.expert_groups && a.group_top_k == b.group_top_k &&
-         a.hidden_dropout == b.hidden_dropout;
+         a.mla == b.mla && a.vocab == b.vocab && a.mlp == b.mlp &&
+         a.tied_embeddings == b.tied_embeddings && a.experts == b.experts && a.top_k == b.top_k &&
+         a.expert_hidden() == b.expert_hidden() && a.shared_experts == b.shared_experts &&
+         a.first_dense_layers == b.first_dense_layers && a.capacity_factor == b.capacity_factor &&
+         a.expert_imbalance == b.expert_imbalance && a.expert_groups == b.expert_groups &&
+         a.group_top_k == b.group_top_k && a.hidden_dropout == b.hidden_dropout;
 }
 
 nlohmann::ordered_json write_model(const ImportedRun& run) {

@@ -43,8 +43,8 @@ double read_model_number(const JsonCursor& c, std::string_view name) {
 
 // /model/mla over the preset's (field by field; without an MLA preset every field but
 // q_lora_rank is needed), and /model/attention, which "mha" or "gqa" turns MLA off with.
-// kv_heads is settled after (attention_heads).
-void read_attention(const JsonCursor& c, model::Transformer& m) {
+// kv_heads is settled after (attention_heads). Returns the attention asked for ("" if none).
+std::string read_attention(const JsonCursor& c, model::Transformer& m) {
   const std::optional<JsonCursor> attention = c.find("attention");
   const std::string kind = attention ? attention->as_string() : "";
   if (attention && kind != "mha" && kind != "gqa" && kind != "mla") {
@@ -78,11 +78,12 @@ void read_attention(const JsonCursor& c, model::Transformer& m) {
     attention->fail("\"mla\" needs /model/mla (its ranks and head widths)");
   }
   if (kind == "mha" || kind == "gqa") m.mla = {};
+  return kind;
 }
 
 // After kv_heads is read: "mha" has as many key/value heads as heads, "gqa" fewer; MLA's
 // heads are its own (kv_heads and head_dim say nothing).
-void attention_heads(const JsonCursor& c, model::Transformer& m) {
+void attention_heads(const JsonCursor& c, std::string_view kind, model::Transformer& m) {
   if (m.is_mla()) {
     if (auto x = c.find("head_dim")) {
       x->fail("with multi-head latent attention a head's widths are /model/mla's");
@@ -91,19 +92,17 @@ void attention_heads(const JsonCursor& c, model::Transformer& m) {
     m.kv_channels = 0;
     return;
   }
-  const std::optional<JsonCursor> attention = c.find("attention");
-  if (!attention) return;
-  const std::string kind = attention->as_string();
   if (kind == "mha") {
     if (c.has("kv_heads") && m.kv_heads != m.heads) {
-      attention->fail(
-          fmt::format("\"mha\" has as many key/value heads as heads ({}), but kv_heads is {}",
-                      m.heads, m.kv_heads));
+      c.at("attention")
+          .fail(fmt::format("\"mha\" has as many key/value heads as heads ({}), but kv_heads is {}",
+                            m.heads, m.kv_heads));
     }
     m.kv_heads = m.heads;
   } else if (kind == "gqa" && m.kv_heads >= m.heads) {
-    attention->fail(fmt::format("\"gqa\" needs kv_heads below heads ({}); kv_heads is {}", m.heads,
-                                m.kv_heads));
+    c.at("attention")
+        .fail(fmt::format("\"gqa\" needs kv_heads below heads ({}); kv_heads is {}", m.heads,
+                          m.kv_heads));
   }
 }
 
@@ -237,7 +236,7 @@ model::Transformer read_transformer(const JsonCursor& c, std::string& preset_nam
     kv_given = true;
   }
   read_model_integer_into(c, "head_dim", m.kv_channels);
-  read_attention(c, m);
+  const std::string attention = read_attention(c, m);
   read_model_integer_into(c, "vocab", m.vocab);
   read_model_integer_into(c, "sequence", m.sequence);
   if (auto x = c.find("mlp")) {
@@ -250,7 +249,7 @@ model::Transformer read_transformer(const JsonCursor& c, std::string& preset_nam
     m.hidden_dropout = read_model_number(*x, "hidden_dropout");
   }
   if (!kv_given) m.kv_heads = m.heads;
-  attention_heads(c, m);
+  attention_heads(c, attention, m);
   // Every shape field is needed, from the preset or given.
   for (const auto& [name, value] : {std::pair<std::string_view, std::uint32_t>{"layers", m.layers},
                                     {"hidden", m.hidden},

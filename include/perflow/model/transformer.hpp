@@ -27,6 +27,8 @@ struct Mla {
   std::uint32_t qk_nope_head_dim = 0;
   std::uint32_t qk_rope_head_dim = 0;
   std::uint32_t v_head_dim = 0;
+
+  bool operator==(const Mla&) const = default;
 };
 
 /// A decoder-only transformer's shape.
@@ -72,11 +74,13 @@ struct Transformer {
   /// The busiest expert rank's tokens over the balanced share (1: balanced routing).
   double expert_imbalance = 1;
 
-  /// d: kv_channels, or h / a when it is 0.
+  [[nodiscard]] bool is_mla() const { return mla.kv_lora_rank > 0; }
+  /// d, a head's query/key width: with MLA nope + rope, else kv_channels, or h / a when it
+  /// is 0.
   [[nodiscard]] double head_dim() const {
+    if (is_mla()) return double(mla.qk_nope_head_dim) + mla.qk_rope_head_dim;
     return kv_channels > 0 ? double(kv_channels) : double(hidden) / heads;
   }
-  [[nodiscard]] bool is_mla() const { return mla.kv_lora_rank > 0; }
   /// "mla", "gqa" (fewer key/value heads than heads) or "mha".
   [[nodiscard]] std::string_view attention_kind() const {
     return is_mla() ? "mla" : kv_heads < heads ? "gqa" : "mha";
@@ -84,10 +88,7 @@ struct Transformer {
   /// The widths of the attention's tensors over all heads, per token: Q and K (a d and g d;
   /// with MLA both a (nope + rope)), V (g d; a v) and the attention's output, which the
   /// output projection takes (a d; a v).
-  [[nodiscard]] double query_width() const {
-    return is_mla() ? double(heads) * (mla.qk_nope_head_dim + mla.qk_rope_head_dim)
-                    : heads * head_dim();
-  }
+  [[nodiscard]] double query_width() const { return heads * head_dim(); }
   [[nodiscard]] double key_width() const {
     return is_mla() ? query_width() : kv_heads * head_dim();
   }
