@@ -53,30 +53,42 @@ void print_models(bool json) {
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const model::ModelPreset& p : model::model_presets()) {
       const model::Transformer& m = p.model;
-      list.push_back({{"name", p.name},
-                      {"description", p.description},
-                      {"layers", m.layers},
-                      {"hidden", m.hidden},
-                      {"ffn_hidden", m.ffn_hidden},
-                      {"heads", m.heads},
-                      {"kv_heads", m.kv_heads},
-                      {"head_dim", static_cast<std::uint64_t>(m.head_dim())},
-                      {"attention", m.attention_kind()},
-                      {"vocab", m.vocab},
-                      {"sequence", m.sequence},
-                      {"mlp", model::to_string(m.mlp)},
-                      {"tied_embeddings", m.tied_embeddings},
-                      {"hidden_dropout", m.hidden_dropout},
-                      {"experts", m.experts},
-                      {"top_k", m.top_k},
-                      {"expert_ffn_hidden", m.expert_hidden()},
-                      {"shared_experts", m.shared_experts},
-                      {"first_dense_layers", m.layers - m.moe_layers()},
-                      {"expert_groups", m.expert_groups},
-                      {"group_top_k", m.group_top_k},
-                      {"parameters", m.parameters()},
-                      {"active_parameters", m.active_parameters()},
-                      {"source", p.source}});
+      list.push_back(
+          {{"name", p.name},
+           {"description", p.description},
+           {"layers", m.layers},
+           {"hidden", m.hidden},
+           {"ffn_hidden", m.ffn_hidden},
+           {"heads", m.heads},
+           {"kv_heads", m.kv_heads},
+           {"head_dim", static_cast<std::uint64_t>(m.head_dim())},
+           {"attention", m.attention_kind()},
+           {"vocab", m.vocab},
+           {"sequence", m.sequence},
+           {"mlp", model::to_string(m.mlp)},
+           {"tied_embeddings", m.tied_embeddings},
+           {"hidden_dropout", m.hidden_dropout},
+           {"experts", m.experts},
+           {"top_k", m.top_k},
+           {"expert_ffn_hidden", m.expert_hidden()},
+           {"shared_experts", m.shared_experts},
+           {"first_dense_layers", m.is_hybrid() ? m.first_dense_layers : m.layers - m.moe_layers()},
+           {"expert_groups", m.expert_groups},
+           {"group_top_k", m.group_top_k},
+           {"sliding_window", m.sliding_window},
+           {"window_pattern", m.window_pattern},
+           {"attention_sinks", m.attention_sinks},
+           {"layer_pattern", m.layer_pattern},
+           {"mamba", !m.has_mamba() ? nlohmann::ordered_json(nullptr)
+                                    : nlohmann::ordered_json{{"state_dim", m.mamba.state_dim},
+                                                             {"head_dim", m.mamba.head_dim},
+                                                             {"heads", m.mamba.heads},
+                                                             {"groups", m.mamba.groups},
+                                                             {"conv_kernel", m.mamba.conv_kernel},
+                                                             {"chunk_size", m.mamba.chunk_size}}},
+           {"parameters", m.parameters()},
+           {"active_parameters", m.active_parameters()},
+           {"source", p.source}});
     }
     fmt::print("{}\n", list.dump(1));
     return;
@@ -93,6 +105,25 @@ void print_models(bool json) {
         p.name, m.parameters() / 1e9, m.active_parameters() / 1e9, m.layers, m.hidden,
         m.attention_kind(), m.heads, m.kv_heads, static_cast<std::uint64_t>(m.head_dim()), m.vocab,
         m.sequence, model::to_string(m.mlp), p.description);
+  }
+  // The patterns do not fit a column: the models that have one, below the table.
+  bool heading = false;
+  for (const model::ModelPreset& p : model::model_presets()) {
+    const model::Transformer& m = p.model;
+    if (m.sliding_window == 0 && !m.is_hybrid()) continue;
+    if (!heading) {
+      fmt::print(
+          "\nLayer patterns (M Mamba-2, * attention, - MLP, E MoE; W windowed, F full "
+          "attention):\n");
+      heading = true;
+    }
+    if (m.is_hybrid()) fmt::print("{:<15}  {}\n", p.name, m.layer_pattern);
+    if (m.sliding_window > 0) {
+      fmt::print("{:<15}  {}-token windows on {}{}\n", p.name, m.sliding_window,
+                 m.window_pattern.empty() ? std::string("every layer")
+                                          : fmt::format("\"{}\" layers", m.window_pattern),
+                 m.attention_sinks ? ", attention sinks" : "");
+    }
   }
   fmt::print("\nSources: perflow models --format json.\n");
 }

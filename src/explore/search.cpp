@@ -311,7 +311,7 @@ Search parse_search(const nlohmann::json& document, const std::vector<std::strin
     space.tensor_parallel = read_integers(*x, 1);
   } else {
     for (std::uint32_t t = 1; t <= search.devices_per_node; t *= 2) {
-      if (m.heads % t == 0) space.tensor_parallel.push_back(t);
+      if (m.splits_over(t)) space.tensor_parallel.push_back(t);
     }
   }
   if (auto x = find("micro_batch_size")) {

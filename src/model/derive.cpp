@@ -1,6 +1,7 @@
 #include "perflow/model/derive.hpp"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -81,6 +82,52 @@ void set_host_work(PositionCosts& c, const Training& training, const Degrees& de
   }
 }
 
+// Two rows of the same operator: one row, its count the layers of both.
+bool same_operator(const Operator& a, const Operator& b) {
+  return a.name == b.name && a.kind == b.kind && a.flops == b.flops && a.bytes == b.bytes &&
+         a.shape.m == b.shape.m && a.shape.n == b.shape.n && a.shape.k == b.shape.k &&
+         a.shape.batch == b.shape.batch && a.kernels == b.kernels && a.fp8_casts == b.fp8_casts &&
+         a.activation_operands == b.activation_operands && a.sixteen_bit == b.sixteen_bit;
+}
+
+// The operators of a position's layers with the layers running each: every kind's mixer, then
+// every kind's feed-forward, then the norms and residuals (so the attention of dense and MoE
+// layers is one row, and a position's rows read in a layer's order).
+std::vector<std::pair<Operator, double>> position_operators(
+    const Transformer& model, const Training& training, const Degrees& degrees,
+    std::span<const std::pair<LayerKind, std::uint32_t>> kinds) {
+  std::vector<std::pair<Operator, double>> rows;
+  const auto put = [&rows](const std::vector<Operator>& ops, double count) {
+    for (const Operator& op : ops) {
+      const auto same = std::find_if(rows.begin(), rows.end(), [&op](const auto& row) {
+        return same_operator(row.first, op);
+      });
+      if (same != rows.end()) {
+        same->second += count;
+      } else {
+        rows.emplace_back(op, count);
+      }
+    }
+  };
+  const std::uint32_t tp = degrees.tensor;
+  for (const auto& [kind, count] : kinds) {
+    if (kind.has_attention())
+      put(detail::attention_operators(model, training, tp, kind.mixer), count);
+    if (kind.mixer == Mixer::Mamba) put(detail::mamba_operators(model, training, tp), count);
+  }
+  for (const auto& [kind, count] : kinds) {
+    if (kind.feedforward == Feedforward::Dense)
+      put(detail::dense_mlp_operators(model, training, tp), count);
+    if (kind.feedforward == Feedforward::Moe) {
+      put(detail::moe_mlp_operators(model, training, tp, degrees.expert), count);
+    }
+  }
+  for (const auto& [kind, count] : kinds) {
+    put(detail::residual_operators(model, training, tp, kind.sublayers()), count);
+  }
+  return rows;
+}
+
 }  // namespace
 
 PositionCosts derive_position(const Transformer& model, const Training& training,
@@ -89,24 +136,16 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   PositionCosts c;
   c.layers = layers;
   const double t = degrees.tensor;
-  const double n = layers.count;
-  // Of the position's layers, the MoE ones (from first_dense_layers on; none in a dense
-  // model) and the dense ones.
+  // The position's layers by kind (attention or a sliding window, Mamba; dense MLP or MoE);
+  // a position without layers lists a standard layer's operators, none of them run.
+  std::vector<std::pair<LayerKind, std::uint32_t>> kinds =
+      model.layer_kinds_in(layers.first, layers.count);
+  if (kinds.empty() && !model.is_hybrid()) kinds.emplace_back(LayerKind{}, 0);
   const std::uint32_t moe_layers = model.moe_layers_in(layers.first, layers.count);
-  const double nm = moe_layers;
-  const double nd = n - nm;
   const Precision precision = training.precision;
-  // Every layer's attention, norms and residuals; the dense MLP on the dense layers, the
-  // router and the experts on the MoE ones.
-  add(c, detail::attention_operators(model, training, degrees.tensor), n, device, precision);
-  if (nd > 0 || moe_layers == 0) {
-    add(c, detail::dense_mlp_operators(model, training, degrees.tensor), nd, device, precision);
+  for (const auto& [op, count] : position_operators(model, training, degrees, kinds)) {
+    add(c, std::span(&op, 1), count, device, precision);
   }
-  if (moe_layers > 0) {
-    add(c, detail::moe_mlp_operators(model, training, degrees.tensor, degrees.expert), nm, device,
-        precision);
-  }
-  add(c, detail::residual_operators(model, training, degrees.tensor), n, device, precision);
   // Megatron-Core's --recompute-modules mla_up_proj: the backward reruns MLA's up
   // projections (their forward GEMMs) to rebuild the Q, K and V it did not keep.
   const bool up_proj_recomputed = training.recompute_mla_up_proj && model.is_mla();
@@ -138,7 +177,8 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   c.recompute_ns = c.recompute_forward_ns[static_cast<std::size_t>(training.recompute)];
 
   // Activations kept per layer (Korthikanti et al. 2022, section 4, generalised to f and
-  // grouped-query attention; 2-byte tensors, 1-byte dropout masks).
+  // grouped-query attention; 2-byte tensors, 1-byte dropout masks), per sublayer: a
+  // standard layer's attention and MLP, a hybrid model's one part.
   const auto [tp, b, s, tokens, h, f, qw, kw, vw, ow, latent, r] =
       detail::dimensions(model, training, degrees.tensor);
   // Bytes of a GEMM input kept for the backward: Transformer Engine's fp8 Linear keeps its
@@ -146,16 +186,8 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   // one byte an element; so do LayerNormLinear's normalised input and GroupedLinear's), else
   // the 2-byte activation itself.
   const double q = precision == Precision::Fp8 ? 1.0 : 2.0;
-  // With dropout, the masks after the attention and the MLP (1 byte each); none at rate 0.
-  const double masks = model.hidden_dropout > 0 ? 2.0 : 0.0;
-  // Norm inputs (4), the QKV and MLP GEMMs' inputs (q + q), the dropout masks: unsplit
-  // without sequence parallelism.
-  // With MLA, the latents too (q_lora + kv_lora per token): the latent norms' inputs
-  // (2 bytes) and the up projections' inputs (q), split like the other GEMM inputs.
-  const double replicated = (4 + 2 * q + masks) * tokens * h * r + (2 + q) * tokens * latent * r;
-  // The MLP's inside: the first GEMM's output for the activation's backward (2 bytes, 2f wide
-  // with SwiGLU's gate and up), and the second GEMM's input (q).
-  const double mlp_inside = (model.mlp == Mlp::SwiGlu ? 4 + q : 2 + q) * tokens * f;
+  // With dropout, the mask after each sublayer (1 byte); none at rate 0.
+  const double mask = model.hidden_dropout > 0 ? 1.0 : 0.0;
   // The attention core keeps Q, K, V and its output (2 bytes; the output is the projection's
   // input; Q and the output a d wide, h unless the head width is set; with MLA Q and K
   // a (nope + rope), V and the output a v). In fp8 the projection keeps its own 1-byte copy
@@ -164,20 +196,25 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   // Recomputing MLA's up projections keeps none of Q, K and V, only the latents.
   const double attention_kept =
       2 * tokens * ((up_proj_recomputed ? 0.0 : qw + kw + vw) + ow) + projection_copy;
-  const double sharded = (attention_kept + mlp_inside) / t;
   const double scores = 5 * model.heads * s * s * b / t;  // softmax output, mask, dropout
-  // Per layer, what F keeps: everything (34sbh + 5as^2b/t without flash attention), all but
-  // the attention scores (selective: 34sbh) or the layer's input (full: 2sbh).
-  const double per_layer = replicated + sharded + (training.flash_attention ? 0.0 : scores);
-  const std::array<double, 3> kept_per_layer = {per_layer, replicated + sharded,
-                                                2 * tokens * h * r};
-  // What W still needs after B: the inputs of the weight GEMMs (QKV or MLA's down and up
-  // projections, the output projection, the MLP's).
+  // What W still needs after B of the attention: the inputs of its weight GEMMs (QKV or MLA's
+  // down and up projections, the output projection).
   const double attention_weight_inputs =
       q * tokens * h * r + q * tokens * latent * r + q * tokens * ow / t;
-  const double weight_inputs = attention_weight_inputs + q * tokens * h * r + q * tokens * f / t;
-
-  // A MoE layer keeps the same but for the dense MLP's inside (m T f / t), which becomes:
+  // A Mamba-2 mixer keeps, on its rank's H / t heads: in_proj's output (z, x, B, C, dt), the
+  // convolution's output (x, B, C after the SiLU, the scan's inputs), the scan's output y
+  // (the gated norm's input with z) and the norm's output, out_proj's input (q); its W needs
+  // in_proj's and out_proj's inputs.
+  const Mamba& mamba = model.mamba;
+  const double inner = mamba.inner();
+  const double bc = 2.0 * mamba.groups * mamba.state_dim;
+  const double mamba_kept = 2 * tokens * (2 * inner + bc + mamba.heads) +
+                            2 * tokens * (inner + bc) + 2 * tokens * inner + q * tokens * inner;
+  // The MLP's inside: the first GEMM's output for the activation's backward (2 bytes, 2f wide
+  // with SwiGLU's gate and up), and the second GEMM's input (q).
+  const double inside = model.mlp == Mlp::SwiGlu ? 4 + q : 2 + q;
+  const double mlp_inside = inside * tokens * f;
+  // A MoE layer keeps, instead of the dense MLP's inside (m T f / t):
   //   4 T r E      the router's fp32 probabilities (its softmax output, as Korthikanti counts
   //                the attention's), over this rank's tokens;
   //   q T k L h    the routed experts' input: the T k tokens dispatched to them, L times
@@ -189,64 +226,104 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   //   m T S f_e / t    the shared experts' inside (their input is the MLP input, counted).
   // With m = 2 + q (gelu) or 4 + q (swiglu). W still needs the experts' inputs (q T k L h and
   // q T k L f_e / t for the down matrices) and the shared experts' down input (q T S f_e / t).
-  const double inside = model.mlp == Mlp::SwiGlu ? 4 + q : 2 + q;
   const double fe = model.expert_hidden();
   const double routed = tokens * model.top_k * model.expert_load();
   const double shared = tokens * model.shared_experts;
-  const double moe_sharded = (attention_kept + inside * (routed + shared) * fe) / t +
-                             q * routed * h + 4 * tokens * r * model.experts;
-  const double moe_per_layer = replicated + moe_sharded + (training.flash_attention ? 0.0 : scores);
-  const std::array<double, 3> moe_kept_per_layer = {moe_per_layer, replicated + moe_sharded,
-                                                    2 * tokens * h * r};
-  const double moe_weight_inputs = attention_weight_inputs + q * tokens * h * r + q * routed * h +
-                                   q * (routed + shared) * fe / t;
+  const double expert = (model.mlp == Mlp::SwiGlu ? 3 : 2) * h * fe;
 
+  // Parameters on one tensor-parallel rank: the matrices split, the norms replicated, and
+  // MLA's down projections and latent norms whole on every rank. A MoE layer's router (h x E,
+  // replicated as Megatron-LM's TopKRouter is) stays whole, and the rank holds E / EP of the
+  // routed experts, split like the dense MLP.
+  const double whole = model.replicated_attention_parameters();
+  double activation = 0;
+  std::array<double, 3> kept{};
+  std::array<double, 3> rebuilt{};
+  double kept_by_w = 0;
+  c.parameters = 0;
+  // The layers' GEMM weights on the rank (Transformer Engine's Linear modules): all but the
+  // norms, the router, the embedding and the head (MLA's two latent norms, 2048 weights of
+  // DeepSeek-V3's 187M, counted with them).
+  double gemm_parameters = 0;
+  double expert_parameters = 0;  // the routed experts' on this rank
+  std::uint32_t tp_collectives = 0;
+  for (const auto& [kind, layer_count] : kinds) {
+    const double n = layer_count;
+    const bool attention = kind.has_attention();
+    const bool moe = kind.feedforward == Feedforward::Moe;
+    // Each sublayer's norm input (2), its GEMM's input (q) and dropout mask: unsplit without
+    // sequence parallelism. With MLA, the latents too (q_lora + kv_lora per token): the latent
+    // norms' inputs (2 bytes) and the up projections' inputs (q), split like the other GEMM
+    // inputs.
+    const double replicated = kind.sublayers() * (2 + q + mask) * tokens * h * r +
+                              (attention ? (2 + q) * tokens * latent * r : 0.0);
+    double split = attention ? attention_kept : 0.0;  // divided over the tensor-parallel ranks
+    if (kind.mixer == Mixer::Mamba) split += mamba_kept;
+    if (kind.feedforward == Feedforward::Dense) split += mlp_inside;
+    if (moe) split += inside * (routed + shared) * fe;
+    double sharded = split / t;
+    if (moe) {
+      sharded += q * routed * h;
+      sharded += 4 * tokens * r * model.experts;
+    }
+    // Per layer, what F keeps: everything (34sbh + 5as^2b/t for a standard layer without flash
+    // attention), all but the attention scores (selective: 34sbh) or the layer's input (full:
+    // 2sbh).
+    const double per_layer =
+        replicated + sharded + (attention && !training.flash_attention ? scores : 0.0);
+    const std::array<double, 3> kept_per_layer = {per_layer, replicated + sharded,
+                                                  2 * tokens * h * r};
+    double weight_inputs = attention ? attention_weight_inputs : 0.0;
+    if (kind.mixer == Mixer::Mamba) {
+      weight_inputs += q * tokens * h * r;
+      weight_inputs += q * tokens * inner / t;
+    }
+    if (kind.feedforward != Feedforward::None) weight_inputs += q * tokens * h * r;
+    if (kind.feedforward == Feedforward::Dense) weight_inputs += q * tokens * f / t;
+    if (moe) {
+      weight_inputs += q * routed * h;
+      weight_inputs += q * (routed + shared) * fe / t;
+    }
+    activation += n * per_layer;
+    kept_by_w += n * weight_inputs;
+    for (std::size_t mode = 0; mode < 3; ++mode) {
+      kept[mode] += n * kept_per_layer[mode];
+      // One layer at a time: the larger kind of layer the position holds.
+      if (n > 0) rebuilt[mode] = std::max(rebuilt[mode], per_layer - kept_per_layer[mode]);
+    }
+
+    const double norms = kind.sublayers() * h;
+    const double replicated_weights = (attention ? whole : 0.0);
+    const double router = moe ? h * model.experts : 0.0;
+    const double routed_weights = moe ? double(model.experts) * expert : 0.0;
+    const double split_weights =
+        model.kind_parameters(kind) - norms - replicated_weights - router - routed_weights;
+    const double on_rank = moe ? n * (double(model.experts) / degrees.expert) * expert / t : 0.0;
+    expert_parameters += on_rank;
+    c.parameters += n * (split_weights / t + norms + replicated_weights + router) + on_rank;
+    gemm_parameters += n * (split_weights / t + replicated_weights) + on_rank;
+    // A tensor-parallel collective after each sublayer (the row-parallel GEMM's all-reduce, or
+    // with sequence parallelism its reduce-scatter and the next all-gather). A MoE layer's
+    // is its tokens' all-gather and reduce-scatter, which move as much; with expert
+    // parallelism the dispatcher prices those itself (parallel::moe_dispatch_cost; DeepEP has
+    // none), and only the shared experts, an MLP split over the TP ranks, keep one.
+    const bool dispatcher_collective = moe && degrees.expert > 1 && model.shared_experts == 0;
+    tp_collectives += layer_count * (kind.sublayers() - (dispatcher_collective ? 1 : 0));
+  }
   double extra = 0;  // kept whatever is recomputed
-  double kept_by_w = nd * weight_inputs;
-  if (moe_layers > 0) kept_by_w += nm * moe_weight_inputs;
   if (layers.embedding && model.hidden_dropout > 0) extra += tokens * h * r;  // its dropout mask
   if (layers.head) {
     // The final norm's input and the fp32 logits the loss keeps (4 bytes each).
     extra += 2 * tokens * h * r + 4 * tokens * model.vocab / t;
     kept_by_w += 2 * tokens * h * r;
   }
-  double activation = nd * per_layer;
-  if (moe_layers > 0) activation += nm * moe_per_layer;
   c.activation = activation + extra;
   for (std::size_t mode = 0; mode < 3; ++mode) {
-    double kept = nd * kept_per_layer[mode];
-    if (moe_layers > 0) kept += nm * moe_kept_per_layer[mode];
-    c.kept_activation[mode] = kept + extra;
-    // One layer at a time: the larger kind of layer the position holds.
-    double rebuilt = nd > 0 ? per_layer - kept_per_layer[mode] : 0.0;
-    if (moe_layers > 0) rebuilt = std::max(rebuilt, moe_per_layer - moe_kept_per_layer[mode]);
-    c.recompute_rebuilt[mode] = rebuilt;
+    c.kept_activation[mode] = kept[mode] + extra;
+    c.recompute_rebuilt[mode] = rebuilt[mode];
   }
   c.backward_frees = c.activation > 0 ? std::clamp(1 - kept_by_w / c.activation, 0.0, 1.0) : 0;
 
-  // Parameters on one tensor-parallel rank: the matrices split, the norms replicated, and
-  // MLA's down projections and latent norms whole on every rank.
-  const double norms = 2 * h;
-  const double whole = model.replicated_attention_parameters();
-  c.parameters = nd * ((model.layer_parameters() - norms - whole) / t + norms + whole);
-  // The layers' GEMM weights on the rank (Transformer Engine's Linear modules): all but the
-  // norms, the router, the embedding and the head (MLA's two latent norms, 2048 weights of
-  // DeepSeek-V3's 187M, counted with them).
-  double gemm_parameters = nd * ((model.layer_parameters() - norms - whole) / t + whole);
-  // A MoE layer's: the attention's and the shared experts' matrices split, the router (h x E,
-  // replicated as Megatron-LM's TopKRouter is) and the norms whole, and the rank's E / EP
-  // routed experts split like the dense MLP.
-  double expert_parameters = 0;  // the routed experts' on this rank
-  if (moe_layers > 0) {
-    const double expert = (model.mlp == Mlp::SwiGlu ? 3 : 2) * h * fe;
-    const double attention = model.attention_parameters() - whole;
-    expert_parameters = nm * (double(model.experts) / degrees.expert) * expert / t;
-    c.parameters +=
-        nm * ((attention + model.shared_experts * expert) / t + whole + h * model.experts + norms) +
-        expert_parameters;
-    gemm_parameters +=
-        nm * ((attention + model.shared_experts * expert) / t + whole) + expert_parameters;
-  }
   const double table = model.embedding_parameters() / t;  // vocabulary-parallel
   if (layers.embedding) c.parameters += table;
   // The head's matrix, or the tied embedding's copy on the last stage (Megatron keeps both
@@ -276,17 +353,13 @@ PositionCosts derive_position(const Transformer& model, const Training& training
     c.optimizer_bytes = 12 * (dense_parameters / dp + expert_parameters / expert_dp);
   }
 
-  // Traffic: the activation to the next position, the tensor-parallel all-reduces (two per
-  // layer in F and in B, one for the embedding), the gradients across replicas. A MoE
-  // layer's second is its tokens' all-gather and reduce-scatter over the tensor-parallel
-  // ranks, which move as much; with expert parallelism the dispatcher prices those itself
-  // (parallel::moe_dispatch_cost; DeepEP has none), and only the shared experts, an MLP
-  // split over the TP ranks, keep one.
+  // Traffic: the activation to the next position, the tensor-parallel all-reduces (one per
+  // sublayer in F and in B, as counted above, and one for the embedding), the gradients
+  // across replicas.
   c.boundary_bytes = 2 * tokens * h * r;
   if (degrees.tensor > 1) {
     c.tp_allreduce_bytes = 2 * tokens * h;
-    const std::uint32_t moe_mlp = degrees.expert > 1 && model.shared_experts == 0 ? moe_layers : 0;
-    c.tp_allreduces = 2 * layers.count - moe_mlp + (layers.embedding ? 1 : 0);
+    c.tp_allreduces = tp_collectives + (layers.embedding ? 1 : 0);
   }
   set_host_work(c, training, degrees, device, layer_operators, attention_kernels);
 
@@ -359,14 +432,13 @@ UnitSeconds unit_seconds(const Transformer& model, const Training& training, con
   UnitSeconds out;
   out.embedding = seconds({.first = 0, .count = 0, .embedding = true});
   out.head = seconds({.first = model.layers, .count = 0, .head = true});
-  // A layer is dense or MoE; each kind is derived once.
-  std::optional<double> dense;
-  std::optional<double> moe;
+  // Each kind of layer is derived once.
+  std::map<LayerKind, double> kinds;
   out.layers.reserve(model.layers);
   for (std::uint32_t l = 0; l < model.layers; ++l) {
-    std::optional<double>& kind = model.moe_layers_in(l, 1) > 0 ? moe : dense;
-    if (!kind) kind = seconds({.first = l, .count = 1});
-    out.layers.push_back(*kind);
+    const auto [it, fresh] = kinds.try_emplace(model.layer_kind(l), 0.0);
+    if (fresh) it->second = seconds({.first = l, .count = 1});
+    out.layers.push_back(it->second);
   }
   return out;
 }

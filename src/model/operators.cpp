@@ -88,7 +88,7 @@ void append(std::vector<Operator>& to, const std::vector<Operator>& ops) {
 namespace detail {
 
 std::vector<Operator> attention_operators(const Transformer& model, const Training& training,
-                                          std::uint32_t tp) {
+                                          std::uint32_t tp, Mixer mixer) {
   const auto [t, b, s, tokens, h, f, qw, kw, vw, ow, latent, r] = dimensions(model, training, tp);
   std::vector<Operator> ops;
   if (model.is_mla()) {
@@ -116,18 +116,22 @@ std::vector<Operator> attention_operators(const Transformer& model, const Traini
     // Scores (2 T s a d_qk / t FLOPs) and values (2 T s a d_v / t; a d = h unless the head
     // width is set or MLA's differ), one fused kernel; its backward recomputes the scores:
     // twice the forward's work (Dao, FlashAttention-2, 2023).
-    const double flops = 2 * tokens * s * (qw + ow) / t;
+    // A windowed layer's fused kernel skips the tiles outside its band: the full square's
+    // s keys per query become Transformer::window_span()'s.
+    const bool windowed = mixer == Mixer::WindowedAttention;
+    const double keys = windowed ? model.window_span() : s;
+    const double flops = 2 * tokens * keys * (qw + ow) / t;
     // Its kernels: the fused forward; the backward's preprocessing (dO . O), main kernel and
     // dQ conversion (FlashAttention-2's flash_bwd_dot_do_o, flash_bwd_dq_dk_dv and
     // flash_bwd_convert_dq kernels).
-    ops.push_back({.name = "attention",
+    ops.push_back({.name = windowed ? "window_attention" : "attention",
                    .kind = OperatorKind::Attention,
                    .flops = {flops, 2 * flops, 0},
                    .kernels = {1, 3, 0}});
   } else {
     // Batched GEMMs per head and sample: the scores Q K^T (s x s, reducing d) and the
     // context P V (s x d, reducing s); the s x s scores go through memory for the softmax
-    // and dropout.
+    // and dropout. A sliding window is a mask on the same square: nothing is skipped.
     const double heads = b * model.heads / t;
     ops.push_back(activation_gemm("attention_scores", s, model.head_dim(), s, heads));
     ops.push_back(activation_gemm("attention_context", s, s, ow / model.heads, heads));
@@ -203,34 +207,74 @@ std::vector<Operator> moe_mlp_operators(const Transformer& model, const Training
   return ops;
 }
 
-std::vector<Operator> residual_operators(const Transformer& model, const Training& training,
-                                         std::uint32_t tp) {
+std::vector<Operator> mamba_operators(const Transformer& model, const Training& training,
+                                      std::uint32_t tp) {
   const Dimensions d = dimensions(model, training, tp);
-  const double tokens = d.tokens, h = d.h, r = d.r;
-  // Two norms (read and write; backward reads input and gradient, writes one) and two
-  // residual additions with dropout (read two, write one; backward passes the gradient).
+  const Mamba& m = model.mamba;
+  const double tokens = d.tokens, t = d.t;
+  // Per tensor-parallel rank (Megatron-Core's MambaMixer splits the heads and the groups):
+  // the inner width H P / t, B and C 2 G N / t, dt H / t.
+  const double inner = m.inner() / t;
+  const double bc = 2.0 * m.groups * m.state_dim / t;
+  const double heads = double(m.heads) / t;
+  const double conv = inner + bc;  // the channels the convolution and the scan read
+  std::vector<Operator> ops;
+  // in_proj, with the layer's norm fused in (LayerNormColumnParallelLinear): z, x, B, C, dt.
+  ops.push_back(gemm("mamba_in_proj", tokens, d.h, 2 * inner + bc + heads, kFp8CastsAfterNorm));
+  // The causal depthwise convolution and its SiLU (causal_conv1d): read x, B and C, write them;
+  // the backward reads them and their gradient, writes the input's gradient and reduces the
+  // weights' (one kernel each way).
+  ops.push_back(memory("mamba_conv", 2 * tokens * conv, 3 * tokens * conv, 0, {1, 1, 0}));
+  // The chunked scan (SSD): fused tensor-core kernels like the attention's, whose backward
+  // computes each product's two gradients.
+  const double flops = tokens * model.mamba_scan_flops_per_token() / t;
+  ops.push_back({.name = "mamba_scan",
+                 .kind = OperatorKind::Attention,
+                 .flops = {flops, 2 * flops, 0},
+                 .kernels = {5, 9, 0}});
+  // The gated RMSNorm: reads y and z, writes the normalised product; its backward reads
+  // both and the gradient, writes two.
+  ops.push_back(memory("mamba_norm", 3 * tokens * inner, 5 * tokens * inner, 0, {1, 2, 0}));
+  ops.push_back(gemm("mamba_out_proj", tokens, inner, d.h));
+  return ops;
+}
+
+std::vector<Operator> residual_operators(const Transformer& model, const Training& training,
+                                         std::uint32_t tp, std::uint32_t sublayers) {
+  const Dimensions d = dimensions(model, training, tp);
+  const double tokens = d.tokens, h = d.h, r = d.r, n = sublayers;
+  // A norm per sublayer (read and write; backward reads input and gradient, writes one) and
+  // a residual addition with dropout (read two, write one; backward passes the gradient).
   // Kernels: a norm each (its backward also reduces the norm's weight gradient: two), a fused
-  // bias-dropout-add each, and the two residual gradients summed in the backward.
-  return {memory("norms", 2 * 2 * tokens * h * r, 2 * 3 * tokens * h * r, 0, {2, 4, 0}),
-          memory("residual", 2 * 3 * tokens * h * r, 2 * 2 * tokens * h * r, 0, {2, 2, 0})};
+  // bias-dropout-add each, and the residual gradients summed in the backward.
+  return {memory("norms", n * 2 * tokens * h * r, n * 3 * tokens * h * r, 0, {n, 2 * n, 0}),
+          memory("residual", n * 3 * tokens * h * r, n * 2 * tokens * h * r, 0, {n, n, 0})};
 }
 
 }  // namespace detail
 
 std::vector<Operator> layer_operators(const Transformer& model, const Training& training,
-                                      std::uint32_t tp) {
-  std::vector<Operator> ops = detail::attention_operators(model, training, tp);
-  append(ops, detail::dense_mlp_operators(model, training, tp));
-  append(ops, detail::residual_operators(model, training, tp));
+                                      std::uint32_t tp, std::uint32_t ep, LayerKind kind) {
+  std::vector<Operator> ops;
+  if (kind.has_attention())
+    append(ops, detail::attention_operators(model, training, tp, kind.mixer));
+  if (kind.mixer == Mixer::Mamba) append(ops, detail::mamba_operators(model, training, tp));
+  if (kind.feedforward == Feedforward::Dense)
+    append(ops, detail::dense_mlp_operators(model, training, tp));
+  if (kind.feedforward == Feedforward::Moe)
+    append(ops, detail::moe_mlp_operators(model, training, tp, ep));
+  append(ops, detail::residual_operators(model, training, tp, kind.sublayers()));
   return ops;
+}
+
+std::vector<Operator> layer_operators(const Transformer& model, const Training& training,
+                                      std::uint32_t tp) {
+  return layer_operators(model, training, tp, 1, {});
 }
 
 std::vector<Operator> moe_layer_operators(const Transformer& model, const Training& training,
                                           std::uint32_t tp, std::uint32_t ep) {
-  std::vector<Operator> ops = detail::attention_operators(model, training, tp);
-  append(ops, detail::moe_mlp_operators(model, training, tp, ep));
-  append(ops, detail::residual_operators(model, training, tp));
-  return ops;
+  return layer_operators(model, training, tp, ep, {.feedforward = Feedforward::Moe});
 }
 
 std::vector<Operator> embedding_operators(const Transformer& model, const Training& training,
@@ -302,8 +346,8 @@ double operator_time(const Operator& op, Pass pass, const DeviceSpec& device, Pr
 }
 
 bool is_attention_core(std::string_view name) {
-  return name == "attention" || name == "attention_scores" || name == "attention_context" ||
-         name == "softmax";
+  return name == "attention" || name == "window_attention" || name == "attention_scores" ||
+         name == "attention_context" || name == "softmax";
 }
 
 }  // namespace perflow::model

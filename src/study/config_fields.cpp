@@ -555,6 +555,45 @@ constexpr Field kMlaFields[] = {
      .max = 1 << 16},
 };
 
+constexpr Field kMambaFields[] = {
+    {.name = "state_dim",
+     .kind = K::Integer,
+     .description = "N, the state per head and channel (Megatron-Core's --mamba-state-dim)",
+     .default_value = "a hybrid preset's, else 128",
+     .min = 1,
+     .max = 1 << 16},
+    {.name = "head_dim",
+     .kind = K::Integer,
+     .description = "P, a Mamba head's width (--mamba-head-dim)",
+     .default_value = "a hybrid preset's, else 64",
+     .min = 1,
+     .max = 1 << 16},
+    {.name = "heads",
+     .kind = K::Integer,
+     .description = "H, so the inner width is heads x head_dim (--mamba-num-heads)",
+     .default_value = "a hybrid preset's, else 2 hidden / head_dim (expand 2)",
+     .min = 1,
+     .max = 1 << 20},
+    {.name = "groups",
+     .kind = K::Integer,
+     .description = "G, groups of heads sharing B and C (--mamba-num-groups)",
+     .default_value = "a hybrid preset's, else 8",
+     .min = 1,
+     .max = 1 << 16},
+    {.name = "conv_kernel",
+     .kind = K::Integer,
+     .description = "the causal depthwise convolution's width",
+     .default_value = "4",
+     .min = 1,
+     .max = 1 << 10},
+    {.name = "chunk_size",
+     .kind = K::Integer,
+     .description = "Q, the tokens of a chunk of the chunked scan (SSD)",
+     .default_value = "128",
+     .min = 1,
+     .max = 1 << 16},
+};
+
 constexpr Field kModelFields[] = {
     {.name = "preset",
      .kind = K::ModelPreset,
@@ -607,6 +646,34 @@ constexpr Field kModelFields[] = {
      .default_value = "hidden / heads",
      .min = 1,
      .max = 1 << 16},
+    {.name = "sliding_window",
+     .kind = K::Integer,
+     .description = "sliding-window attention (Mistral, gpt-oss): a windowed layer's query "
+                    "attends to this many tokens up to and including its own (0: all)",
+     .default_value = "the preset's, else 0",
+     .min = 0,
+     .max = 1 << 24},
+    {.name = "window_pattern",
+     .kind = K::String,
+     .description = "which attention layers are windowed, 'W' or 'F' (full) per layer, "
+                    "repeated over the layers (gpt-oss: \"WF\", Megatron-LM's "
+                    "--window-attn-skip-freq 2 is \"WF\" too)",
+     .default_value = "every attention layer windowed"},
+    {.name = "attention_sinks",
+     .kind = K::Boolean,
+     .description = "learned sink logits, one per head, in each attention's softmax (gpt-oss)",
+     .default_value = "the preset's, else false"},
+    {.name = "layer_pattern",
+     .kind = K::String,
+     .description = "a hybrid model's layers, one character each (Megatron-Core's "
+                    "--hybrid-override-pattern): M a Mamba-2 mixer, * attention, - an MLP, E a "
+                    "MoE layer; layers is its length",
+     .default_value = "the preset's; empty: attention and an MLP (or MoE) in every layer"},
+    {.name = "mamba",
+     .kind = K::Object,
+     .description = "the M layers' Mamba-2 mixer, as Megatron-Core's MambaMixer builds it",
+     .default_value = "the preset's, else Megatron-Core's defaults",
+     .section = &kMambaSection},
     {.name = "vocab",
      .kind = K::Integer,
      .description = "vocabulary size",
@@ -758,6 +825,7 @@ constexpr Field kTrainingFields[] = {
 
 constinit const Section kModelSection{"model", "a decoder-only transformer", {kModelFields, {}}};
 constinit const Section kMlaSection{"mla", "multi-head latent attention", {kMlaFields, {}}};
+constinit const Section kMambaSection{"mamba", "a Mamba-2 mixer", {kMambaFields, {}}};
 constinit const Section kTrainingSection{
     "training", "how the model is trained", {kTrainingFields, {}}};
 

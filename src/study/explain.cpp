@@ -2,12 +2,15 @@
 // derived, stage by stage, so a user can audit every number the simulation starts from.
 #include "perflow/study/explain.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "detail/cost_config.hpp"
 #include "perflow/core/error.hpp"
@@ -162,6 +165,36 @@ std::string explain(const Config& config) {
       m.vocab, m.sequence, model::to_string(m.mlp), m.tied_embeddings ? ", tied embeddings" : "",
       m.hidden_dropout > 0 ? fmt::format(", hidden dropout {}", m.hidden_dropout) : "",
       m.parameters() / 1e9);
+  if (m.sliding_window > 0 || m.attention_sinks) {
+    std::uint32_t windowed = 0, attention = 0;
+    for (std::uint32_t l = 0; l < m.layers; ++l) {
+      const model::LayerKind kind = m.layer_kind(l);
+      attention += kind.has_attention() ? 1U : 0U;
+      windowed += kind.mixer == model::Mixer::WindowedAttention ? 1U : 0U;
+    }
+    out += fmt::format(
+        "attention  {}{}\n",
+        m.sliding_window > 0
+            ? fmt::format("{}-token sliding window on {} of {} attention layers{}",
+                          m.sliding_window, windowed, attention,
+                          m.window_pattern.empty() ? "" : fmt::format(" ({})", m.window_pattern))
+            : "full",
+        m.attention_sinks ? ", a learned sink per head" : "");
+  }
+  if (m.is_hybrid()) {
+    // The pattern's kinds that it has, with their counts.
+    std::vector<std::string> parts;
+    const auto part = [&](char c, std::string what) {
+      const auto n = std::count(m.layer_pattern.begin(), m.layer_pattern.end(), c);
+      if (n > 0) parts.push_back(fmt::format("{} {}", n, what));
+    };
+    part('M', fmt::format("Mamba-2 (heads {} x {}, state {}, {} groups)", m.mamba.heads,
+                          m.mamba.head_dim, m.mamba.state_dim, m.mamba.groups));
+    part('*', "attention");
+    part('-', "MLP");
+    part('E', "MoE");
+    out += fmt::format("hybrid     {}: {}\n", m.layer_pattern, fmt::join(parts, ", "));
+  }
   if (m.experts > 0) {
     const std::uint32_t moe = m.moe_layers();
     out += fmt::format(
@@ -170,7 +203,9 @@ std::string explain(const Config& config) {
         m.experts, m.top_k,
         m.shared_experts > 0 ? fmt::format(" + {} shared", m.shared_experts) : "",
         m.expert_hidden(),
-        moe == 0 ? std::string("none") : fmt::format("{}-{}", m.layers - moe, m.layers - 1),
+        moe == 0        ? std::string("none")
+        : m.is_hybrid() ? fmt::format("the pattern's {} E", moe)
+                        : fmt::format("{}-{}", m.layers - moe, m.layers - 1),
         m.expert_load(), m.capacity_factor > 0 ? " (capacity factor)" : "",
         m.expert_groups > 0 ? fmt::format(", a token's experts from {} of {} groups", m.group_top_k,
                                           m.expert_groups)
@@ -302,6 +337,10 @@ nlohmann::ordered_json explain_json(const Config& config) {
                   {"mlp", model::to_string(m.mlp)},
                   {"tied_embeddings", m.tied_embeddings},
                   {"hidden_dropout", m.hidden_dropout},
+                  {"sliding_window", m.sliding_window},
+                  {"window_pattern", m.window_pattern},
+                  {"attention_sinks", m.attention_sinks},
+                  {"layer_pattern", m.layer_pattern},
                   {"parameters", m.parameters()},
                   {"experts", m.experts},
                   {"top_k", m.top_k},

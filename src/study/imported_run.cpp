@@ -29,7 +29,10 @@ bool same_shape(const model::Transformer& a, const model::Transformer& b) {
          a.expert_hidden() == b.expert_hidden() && a.shared_experts == b.shared_experts &&
          a.first_dense_layers == b.first_dense_layers && a.capacity_factor == b.capacity_factor &&
          a.expert_imbalance == b.expert_imbalance && a.expert_groups == b.expert_groups &&
-         a.group_top_k == b.group_top_k && a.hidden_dropout == b.hidden_dropout;
+         a.group_top_k == b.group_top_k && a.hidden_dropout == b.hidden_dropout &&
+         a.sliding_window == b.sliding_window && a.window_pattern == b.window_pattern &&
+         a.attention_sinks == b.attention_sinks && a.layer_pattern == b.layer_pattern &&
+         a.mamba == b.mamba;
 }
 
 nlohmann::ordered_json write_model(const ImportedRun& run) {
@@ -65,6 +68,22 @@ nlohmann::ordered_json write_model(const ImportedRun& run) {
                   {"qk_nope_head_dim", m.mla.qk_nope_head_dim},
                   {"qk_rope_head_dim", m.mla.qk_rope_head_dim},
                   {"v_head_dim", m.mla.v_head_dim}};
+  }
+  if (m.sliding_window > 0) {
+    out["sliding_window"] = m.sliding_window;
+    if (!m.window_pattern.empty()) out["window_pattern"] = m.window_pattern;
+  }
+  if (m.attention_sinks) out["attention_sinks"] = true;
+  if (m.is_hybrid()) {
+    out["layer_pattern"] = m.layer_pattern;
+    if (m.has_mamba()) {
+      out["mamba"] = {{"state_dim", m.mamba.state_dim},
+                      {"head_dim", m.mamba.head_dim},
+                      {"heads", m.mamba.heads},
+                      {"groups", m.mamba.groups},
+                      {"conv_kernel", m.mamba.conv_kernel},
+                      {"chunk_size", m.mamba.chunk_size}};
+    }
   }
   out["vocab"] = m.vocab;
   out["sequence"] = m.sequence;

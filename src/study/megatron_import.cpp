@@ -58,6 +58,15 @@ constexpr Flag kFlags[] = {
     used("--padded-vocab-size"), used("--vocab-size"), used("--make-vocab-size-divisible-by"),
     used("--tokenizer-type"), used("--vocab-file"), used("--merge-file"),
     used("--attention-backend"), used("--use-flash-attn", kSwitch),
+    used("--window-size"), used("--window-attn-skip-freq"), used("--softmax-type"),
+    // Hybrid (Mamba) models.
+    used("--hybrid-override-pattern"), used("--hybrid-layer-pattern"),
+    used("--mamba-state-dim"), used("--mamba-head-dim"), used("--mamba-num-groups"),
+    used("--mamba-num-heads"),
+    lacking("--hybrid-attention-ratio", Arity::One,
+            "the layers' kinds by ratio: give --hybrid-override-pattern"),
+    lacking("--hybrid-mlp-ratio", Arity::One,
+            "the layers' kinds by ratio: give --hybrid-override-pattern"),
     // Mixture of experts.
     used("--num-experts"), used("--moe-router-topk"), used("--moe-ffn-hidden-size"),
     used("--moe-shared-expert-intermediate-size"), used("--moe-layer-freq"),
@@ -129,7 +138,6 @@ constexpr Flag kFlags[] = {
             "optimizer offloading: set /costs/offload/optimizer by hand"),
     lacking("--moe-shared-expert-overlap", kSwitch,
             "the shared experts are not overlapped with the all-to-alls"),
-    lacking("--hybrid-layer-pattern", Arity::One, "PerFlow models transformer layers only"),
     used("--cuda-graph-impl"), used("--enable-cuda-graph", kSwitch),
     used("--external-cuda-graph", kSwitch),
     lacking("--tensor-parallel-num-weight-shards", Arity::One,
@@ -350,26 +358,29 @@ void scan(std::span<const std::string> args, Flags& flags, ImportResult& result)
   }
 }
 
-/// Megatron-LM's --moe-layer-freq: an integer N (every Nth layer is MoE) or a Python list
-/// expression of 0 (dense) and 1 (MoE) per layer, such as "([0]*3+[1]*58)".
-std::vector<bool> moe_pattern(const Flags& flags, std::uint32_t layers) {
-  const std::string text = *flags.get("--moe-layer-freq");
+/// Megatron-LM's per-layer frequency flags (moe_freq_type): an integer N, which `every`
+/// turns into layer l's flag, or a Python list expression of 0 and 1 per layer, such as
+/// "([0]*3+[1]*58)" (--moe-layer-freq: 1 a MoE layer; --window-attn-skip-freq: 1 a windowed
+/// one).
+std::vector<bool> layer_flags(const Flags& flags, std::string_view name, std::uint32_t layers,
+                              bool (*every)(std::uint32_t l, std::uint32_t n)) {
+  const std::string text = *flags.get(name);
   std::string compact;
   for (char c : text) {
     if (c != ' ' && c != '(' && c != ')') compact += c;
   }
-  std::vector<bool> moe;
+  std::vector<bool> values;
   const auto bad = [&] {
-    flags.fail("--moe-layer-freq",
+    flags.fail(name,
                fmt::format("expected an integer or a list such as ([0]*3+[1]*58), got '{}'", text));
   };
   if (compact.empty()) bad();
   if (compact.front() != '[') {
-    std::uint32_t every = 0;
-    const auto [ptr, ec] = std::from_chars(compact.data(), compact.data() + compact.size(), every);
-    if (ec != std::errc() || ptr != compact.data() + compact.size() || every == 0) bad();
-    for (std::uint32_t l = 0; l < layers; ++l) moe.push_back(l % every == 0);
-    return moe;
+    std::uint32_t n = 0;
+    const auto [ptr, ec] = std::from_chars(compact.data(), compact.data() + compact.size(), n);
+    if (ec != std::errc() || ptr != compact.data() + compact.size() || n == 0) bad();
+    for (std::uint32_t l = 0; l < layers; ++l) values.push_back(every(l, n));
+    return values;
   }
   std::size_t at = 0;
   while (at < compact.size()) {
@@ -390,21 +401,131 @@ std::vector<bool> moe_pattern(const Flags& flags, std::uint32_t layers) {
       if (ec != std::errc() || ptr == begin) bad();
       at = static_cast<std::size_t>(ptr - compact.data());
     }
-    if (moe.size() + std::uint64_t{repeat} * items.size() > layers) {
-      flags.fail("--moe-layer-freq",
-                 fmt::format("the list has more entries than --num-layers {}", layers));
+    if (values.size() + std::uint64_t{repeat} * items.size() > layers) {
+      flags.fail(name, fmt::format("the list has more entries than --num-layers {}", layers));
     }
-    for (std::uint32_t r = 0; r < repeat; ++r) moe.insert(moe.end(), items.begin(), items.end());
+    for (std::uint32_t r = 0; r < repeat; ++r)
+      values.insert(values.end(), items.begin(), items.end());
     if (at < compact.size()) {
       if (compact[at] != '+') bad();
       ++at;
     }
   }
-  if (moe.size() != layers) {
-    flags.fail("--moe-layer-freq",
-               fmt::format("the list has {} entries for --num-layers {}", moe.size(), layers));
+  if (values.size() != layers) {
+    flags.fail(name,
+               fmt::format("the list has {} entries for --num-layers {}", values.size(), layers));
   }
-  return moe;
+  return values;
+}
+
+/// A hybrid model's pattern (--hybrid-override-pattern, newer Megatron-LM's
+/// --hybrid-layer-pattern), which gives the layers, and its Mamba mixers' shape.
+void read_hybrid(const Flags& flags, model::Transformer& m, ImportResult& result) {
+  const char* const pattern_flag =
+      flags.has("--hybrid-layer-pattern") ? "--hybrid-layer-pattern" : "--hybrid-override-pattern";
+  const std::optional<std::string> pattern = flags.get(pattern_flag);
+  if (!pattern) return;
+  std::string layers;
+  for (const char c : *pattern) {
+    if (c == '|') continue;  // a pipeline stage's end
+    if (c == 'M' || c == '*' || c == '-' || c == 'E') {
+      layers += c;
+    } else if (c == '/') {
+      break;  // the multi-token prediction layers after it
+    } else {
+      flags.fail(pattern_flag,
+                 fmt::format("expected M, *, - or E per layer, got '{}' in '{}'", c, *pattern));
+    }
+  }
+  if (pattern->find('|') != std::string::npos) {
+    result.warnings.push_back(
+        fmt::format("{}: the stage boundaries (|) are left out; set /pipeline/layers to place them",
+                    pattern_flag));
+  }
+  if (pattern->find('/') != std::string::npos) {
+    result.warnings.push_back(
+        fmt::format("{}: the multi-token prediction layers (after /) are left out", pattern_flag));
+  }
+  if (layers.empty()) flags.fail(pattern_flag, "no layer in the pattern");
+  if (flags.has("--num-layers") && m.layers != layers.size()) {
+    flags.fail("--num-layers",
+               fmt::format("{} layers, but {} gives {}", m.layers, pattern_flag, layers.size()));
+  }
+  m.layers = static_cast<std::uint32_t>(layers.size());
+  m.layer_pattern = layers;
+  if (layers.find('M') == std::string::npos) return;
+  // HybridConfig's defaults; the heads from expand 2 (mamba_mixer.py) unless given.
+  m.mamba.state_dim = flags.integer("--mamba-state-dim").value_or(128);
+  m.mamba.head_dim = flags.integer("--mamba-head-dim").value_or(64);
+  m.mamba.groups = flags.integer("--mamba-num-groups").value_or(8);
+  m.mamba.heads = flags.integer("--mamba-num-heads").value_or(2 * m.hidden / m.mamba.head_dim);
+  m.mamba.conv_kernel = 4;
+  m.mamba.chunk_size = 128;
+  if (m.mamba.heads == 0 || m.mamba.heads % m.mamba.groups != 0) {
+    flags.fail("--mamba-num-groups",
+               fmt::format("{} groups do not split {} Mamba heads", m.mamba.groups, m.mamba.heads));
+  }
+}
+
+/// Megatron-LM's sliding window (--window-size "(left,right)" in Transformer Engine's
+/// convention: a query sees `left` keys before it and its own), the layers it applies to
+/// (--window-attn-skip-freq: N, every Nth layer full, counting from 1, or a list of 1
+/// windowed and 0 full) and the learnable softmax offset (--softmax-type learnable,
+/// gpt-oss's sinks).
+void read_windows(const Flags& flags, model::Transformer& m) {
+  if (auto window = flags.get("--window-size")) {
+    std::string compact;
+    for (char c : *window) {
+      if (c != ' ' && c != '(' && c != ')') compact += c;
+    }
+    std::uint32_t left = 0, right = 0;
+    const char* end = compact.data() + compact.size();
+    std::from_chars_result read = std::from_chars(compact.data(), end, left);
+    if (read.ec == std::errc() && read.ptr != end && *read.ptr == ',') {
+      read = std::from_chars(read.ptr + 1, end, right);
+    }
+    if (read.ec != std::errc() || read.ptr != end || compact.empty()) {
+      flags.fail("--window-size",
+                 fmt::format("expected (left, right) such as (128, 0), got '{}'", *window));
+    }
+    if (right != 0) {
+      flags.fail("--window-size",
+                 fmt::format("a decoder's window looks at no later token; right is {}", right));
+    }
+    m.sliding_window = left + 1;
+  }
+  if (flags.has("--window-attn-skip-freq")) {
+    if (m.sliding_window == 0) {
+      flags.fail("--window-attn-skip-freq",
+                 "says which layers are windowed, but there is no --window-size");
+    }
+    // transformer_config.py: layer number l + 1 is full when it is a multiple of N.
+    const std::vector<bool> windowed =
+        layer_flags(flags, "--window-attn-skip-freq", m.layers,
+                    [](std::uint32_t l, std::uint32_t n) { return (l + 1) % n != 0; });
+    std::string pattern;
+    for (const bool w : windowed) pattern += w ? 'W' : 'F';
+    // The shortest period that repeats to the whole pattern.
+    for (std::size_t period = 1; period <= pattern.size(); ++period) {
+      if (pattern.size() % period != 0) continue;
+      bool repeats = true;
+      for (std::size_t k = period; k < pattern.size() && repeats; ++k) {
+        repeats = pattern[k] == pattern[k % period];
+      }
+      if (repeats) {
+        pattern.resize(period);
+        break;
+      }
+    }
+    if (pattern != "W") m.window_pattern = pattern;
+  }
+  if (auto softmax = flags.get("--softmax-type")) {
+    if (*softmax != "vanilla" && *softmax != "learnable" && *softmax != "off-by-one") {
+      flags.fail("--softmax-type",
+                 fmt::format("expected vanilla, learnable or off-by-one, got '{}'", *softmax));
+    }
+    m.attention_sinks = *softmax == "learnable";
+  }
 }
 
 void read_moe(const Flags& flags, model::Transformer& m, detail::ImportedRun& run,
@@ -431,8 +552,15 @@ void read_moe(const Flags& flags, model::Transformer& m, detail::ImportedRun& ru
           *shared, m.expert_ffn_hidden, m.shared_experts));
     }
   }
-  if (flags.has("--moe-layer-freq")) {
-    const std::vector<bool> moe = moe_pattern(flags, m.layers);
+  if (m.is_hybrid()) {
+    if (flags.has("--moe-layer-freq")) {
+      result.warnings.push_back("--moe-layer-freq: the hybrid pattern's E layers are the MoE ones");
+    }
+  } else if (flags.has("--moe-layer-freq")) {
+    // arguments.py: an integer N makes every Nth layer, from the first, a MoE one.
+    const std::vector<bool> moe =
+        layer_flags(flags, "--moe-layer-freq", m.layers,
+                    [](std::uint32_t l, std::uint32_t n) { return l % n == 0; });
     const auto first = std::find(moe.begin(), moe.end(), true);
     const auto dense_after = std::find(first, moe.end(), false);
     const std::uint32_t moe_count =
@@ -671,7 +799,9 @@ ImportResult import_megatron(std::span<const std::string> args, const ImportOpti
   }
 
   model::Transformer& m = run.shape;
-  m.layers = flags.required("--num-layers");
+  // A hybrid model's layers are its pattern's (read_hybrid).
+  const bool hybrid = flags.has("--hybrid-override-pattern") || flags.has("--hybrid-layer-pattern");
+  m.layers = hybrid ? flags.integer("--num-layers").value_or(0) : flags.required("--num-layers");
   m.hidden = flags.required("--hidden-size");
   m.heads = flags.required("--num-attention-heads");
   m.sequence = flags.required("--seq-length");
@@ -715,6 +845,8 @@ ImportResult import_megatron(std::span<const std::string> args, const ImportOpti
   // arguments.py's default is 0.1, as Transformer's.
   if (flags.has("--hidden-dropout")) m.hidden_dropout = flags.probability("--hidden-dropout");
   m.vocab = vocabulary(flags, options, run.tensor_parallel);
+  read_hybrid(flags, m, result);
+  read_windows(flags, m);
   read_moe(flags, m, run, result);
   if (run.expert_parallel > 1 && m.experts % run.expert_parallel != 0) {
     flags.fail("--expert-model-parallel-size",

@@ -128,6 +128,24 @@ void read_experts(const JsonCursor& c, model::Transformer& m) {
     }
     return c;
   };
+  if (m.is_hybrid()) {
+    // The pattern says which layers are MoE ones.
+    const bool moe_layers = m.layer_pattern.find('E') != std::string::npos;
+    for (std::string_view key : {"first_dense_layers", "moe_layers"}) {
+      if (auto x = c.find(key)) {
+        x->fail("the layer_pattern says which layers are MoE (E): drop " + std::string(key));
+      }
+    }
+    if (moe_layers && m.experts == 0) {
+      at({"experts", "layer_pattern"})
+          .fail("the layer_pattern has MoE layers (E), but no /model/experts above 0");
+    }
+    if (!moe_layers && m.experts > 0) {
+      at({"experts", "layer_pattern"})
+          .fail(fmt::format("{} experts, but the layer_pattern has no MoE layer (E)", m.experts));
+    }
+    m.first_dense_layers = 0;
+  }
   if (m.experts == 0) {
     for (std::string_view key :
          {"top_k", "expert_ffn_hidden", "shared_experts", "first_dense_layers", "moe_layers",
@@ -203,6 +221,104 @@ void read_experts(const JsonCursor& c, model::Transformer& m) {
   }
 }
 
+// /model's sliding window, its pattern and the attention sinks, over the preset's.
+void read_windows(const JsonCursor& c, model::Transformer& m) {
+  read_model_integer_into(c, "sliding_window", m.sliding_window);
+  if (auto x = c.find("window_pattern")) {
+    m.window_pattern = x->as_string();
+    const std::size_t bad = m.window_pattern.find_first_not_of("WF");
+    if (m.window_pattern.empty() || bad != std::string::npos) {
+      x->fail(fmt::format(
+          "expected W (windowed) or F (full attention) per layer, got \"{}\"{}", m.window_pattern,
+          m.window_pattern.empty()
+              ? ""
+              : fmt::format(" (character {} is '{}')", bad, m.window_pattern[bad])));
+    }
+    if (m.sliding_window == 0) {
+      x->fail("says which layers are windowed, but there is no /model/sliding_window");
+    }
+  }
+  if (m.sliding_window == 0) m.window_pattern.clear();
+  if (auto x = c.find("attention_sinks")) m.attention_sinks = x->as_bool();
+}
+
+// /model/layer_pattern and /model/mamba over the preset's: the pattern's characters, its
+// length as the layers, Mamba's shape where it has M layers (Megatron-Core's defaults for
+// what is not given).
+void read_hybrid(const JsonCursor& c, model::Transformer& m) {
+  const std::optional<JsonCursor> pattern = c.find("layer_pattern");
+  if (pattern) {
+    m.layer_pattern = pattern->as_string();
+    const std::size_t bad = m.layer_pattern.find_first_not_of("M*-E");
+    if (m.layer_pattern.empty() || bad != std::string::npos) {
+      pattern->fail(fmt::format(
+          "expected M (Mamba-2), * (attention), - (MLP) or E (MoE) per layer, got \"{}\"{}",
+          m.layer_pattern,
+          m.layer_pattern.empty() ? ""
+          : m.layer_pattern[bad] == '|'
+              ? fmt::format(" (character {} is Megatron-LM's stage boundary: set /pipeline/layers)",
+                            bad)
+              : fmt::format(" (character {} is '{}')", bad, m.layer_pattern[bad])));
+    }
+  }
+  std::optional<model::Mamba> given;
+  if (auto x = c.find("mamba")) {
+    x->expect_object(kMambaSection.keys());
+    given = m.mamba;
+    const std::pair<std::string_view, std::uint32_t*> fields[] = {
+        {"state_dim", &given->state_dim},
+        {"head_dim", &given->head_dim},
+        {"heads", &given->heads},
+        {"groups", &given->groups},
+        {"conv_kernel", &given->conv_kernel},
+        {"chunk_size", &given->chunk_size}};
+    for (const auto& [name, out] : fields) {
+      if (auto v = x->find(name)) {
+        *out = static_cast<std::uint32_t>(read_integer(*v, kMambaSection.field(name)));
+      }
+    }
+  }
+  if (!m.is_hybrid()) {
+    if (auto x = c.find("mamba"))
+      x->fail("the Mamba mixer of M layers, but there is no /model/layer_pattern");
+    return;
+  }
+  const std::uint32_t length = static_cast<std::uint32_t>(m.layer_pattern.size());
+  if (c.has("layers") && m.layers != length) {
+    c.at("layers").fail(fmt::format("layers {} but the layer_pattern{} has {}: give one of them",
+                                    m.layers, pattern ? "" : " (the preset's)", length));
+  }
+  m.layers = length;
+  const bool mamba_layers = m.has_mamba();
+  if (!mamba_layers) {
+    if (auto x = c.find("mamba")) x->fail("the layer_pattern has no M (Mamba) layer");
+    m.mamba = {};
+    return;
+  }
+  model::Mamba mamba = given.value_or(m.mamba);
+  // Megatron-Core's MambaMixer defaults: state 128, heads of 64, 8 groups, expand 2.
+  if (mamba.state_dim == 0) mamba.state_dim = 128;
+  if (mamba.head_dim == 0) mamba.head_dim = 64;
+  if (mamba.groups == 0) mamba.groups = 8;
+  if (mamba.conv_kernel == 0) mamba.conv_kernel = 4;
+  if (mamba.chunk_size == 0) mamba.chunk_size = 128;
+  if (mamba.heads == 0) {
+    if (2ULL * m.hidden % mamba.head_dim != 0) {
+      (c.has("mamba") ? c.at("mamba") : c)
+          .fail(fmt::format("2 x hidden {} is not a multiple of the Mamba head_dim {}: give "
+                            "/model/mamba/heads",
+                            m.hidden, mamba.head_dim));
+    }
+    mamba.heads = static_cast<std::uint32_t>(2ULL * m.hidden / mamba.head_dim);
+  }
+  if (mamba.heads % mamba.groups != 0) {
+    (c.has("mamba") ? c.at("mamba") : c)
+        .fail(fmt::format("the Mamba groups ({}) do not split its {} heads", mamba.groups,
+                          mamba.heads));
+  }
+  m.mamba = mamba;
+}
+
 // A preset's name, or a failure listing the valid ones with the closest.
 template <class Preset>
 const Preset& read_preset(const JsonCursor& cursor, std::span<const Preset> presets,
@@ -237,6 +353,8 @@ model::Transformer read_transformer(const JsonCursor& c, std::string& preset_nam
   }
   read_model_integer_into(c, "head_dim", m.kv_channels);
   const std::string attention = read_attention(c, m);
+  read_windows(c, m);
+  read_hybrid(c, m);
   read_model_integer_into(c, "vocab", m.vocab);
   read_model_integer_into(c, "sequence", m.sequence);
   if (auto x = c.find("mlp")) {
@@ -543,6 +661,15 @@ void derive_model_costs(const JsonCursor& root, Config& config,
         .at("tensor_parallel")
         .fail(fmt::format("{} attention heads do not split over {} tensor-parallel ranks", m.heads,
                           degrees.tensor));
+  }
+  // Megatron-Core's MambaMixer splits its heads and its groups over the TP ranks.
+  if (m.has_mamba() &&
+      (m.mamba.heads % degrees.tensor != 0 || m.mamba.groups % degrees.tensor != 0)) {
+    root.at("parallelism")
+        .at("tensor_parallel")
+        .fail(fmt::format("the Mamba mixer's {} heads in {} group(s) do not split over {} "
+                          "tensor-parallel ranks",
+                          m.mamba.heads, m.mamba.groups, degrees.tensor));
   }
   // Each unit's time on one stage's GPU, with its tensor-parallel collectives priced as the
   // simulation will (the network is placed later): NCCL over the slowest GPU's scale-up link,

@@ -256,6 +256,63 @@ TEST(MegatronImport, MixtureOfExperts) {
   EXPECT_GT(makespan_of(plain(result.config)), 0);
 }
 
+// Sliding windows (Transformer Engine's (left, right): left keys before the query and its
+// own), the layers they skip (--window-attn-skip-freq N: every Nth layer full, from layer
+// number 1; or a list of 1 windowed and 0 full), learnable softmax offsets (gpt-oss's
+// sinks), and a hybrid pattern with HybridConfig's Mamba defaults.
+TEST(MegatronImport, WindowsSinksAndHybridPatterns) {
+  ImportResult result =
+      import_megatron(tiny({"--window-size", "(127, 0)", "--window-attn-skip-freq", "2",
+                            "--softmax-type", "learnable"}),
+                      on("h100-sxm", 1));
+  EXPECT_EQ(result.config["model"]["sliding_window"], 128);
+  EXPECT_EQ(result.config["model"]["window_pattern"], "WF");
+  EXPECT_EQ(result.config["model"]["attention_sinks"], true);
+  EXPECT_GT(makespan_of(plain(result.config)), 0);
+  result =
+      import_megatron(tiny({"--window-size", "127,0", "--window-attn-skip-freq", "([1,1,0]+[1])"}),
+                      on("h100-sxm", 1));
+  EXPECT_EQ(result.config["model"]["window_pattern"], "WWFW");
+  // Every layer windowed: no pattern.
+  result = import_megatron(tiny({"--window-size", "(127,0)"}), on("h100-sxm", 1));
+  EXPECT_FALSE(result.config["model"].contains("window_pattern"));
+
+  result = import_megatron(tiny({"--hybrid-override-pattern", "M*-M"}), on("h100-sxm", 1));
+  EXPECT_EQ(result.config["model"].dump(),
+            R"({"layers":4,"hidden":256,"ffn_hidden":1024,"heads":8,"layer_pattern":"M*-M",)"
+            R"("mamba":{"state_dim":128,"head_dim":64,"heads":8,"groups":8,"conv_kernel":4,)"
+            R"("chunk_size":128},"vocab":1024,"sequence":1024,"mlp":"gelu",)"
+            R"("tied_embeddings":true})");
+  EXPECT_GT(makespan_of(plain(result.config)), 0);
+  // The newer flag, without --num-layers; stage boundaries are left to /pipeline/layers.
+  std::vector<std::string> args = tiny(
+      {"--hybrid-layer-pattern", "M*|-M", "--mamba-num-heads", "16", "--mamba-num-groups", "4"});
+  args.erase(args.begin(), args.begin() + 2);
+  result = import_megatron(args, on("h100-sxm", 1));
+  EXPECT_EQ(result.config["model"]["layer_pattern"], "M*-M");
+  EXPECT_EQ(result.config["model"]["mamba"]["heads"], 16);
+  EXPECT_EQ(result.config["model"]["mamba"]["groups"], 4);
+  ASSERT_EQ(result.warnings.size(), 1u);
+  EXPECT_EQ(result.warnings[0],
+            "--hybrid-layer-pattern: the stage boundaries (|) are left out; set /pipeline/layers "
+            "to place them");
+
+  EXPECT_EQ(error_of(tiny({"--hybrid-override-pattern", "M*X-"}), on("h100-sxm", 1)),
+            "Megatron-LM flag --hybrid-override-pattern: expected M, *, - or E per layer, got "
+            "'X' in 'M*X-'");
+  EXPECT_EQ(error_of(tiny({"--hybrid-override-pattern", "M*-"}), on("h100-sxm", 1)),
+            "Megatron-LM flag --num-layers: 4 layers, but --hybrid-override-pattern gives 3");
+  EXPECT_EQ(error_of(tiny({"--window-size", "(128,4)"}), on("h100-sxm", 1)),
+            "Megatron-LM flag --window-size: a decoder's window looks at no later token; right "
+            "is 4");
+  EXPECT_EQ(error_of(tiny({"--window-size", "wide"}), on("h100-sxm", 1)),
+            "Megatron-LM flag --window-size: expected (left, right) such as (128, 0), got "
+            "'wide'");
+  EXPECT_EQ(error_of(tiny({"--window-attn-skip-freq", "2"}), on("h100-sxm", 1)),
+            "Megatron-LM flag --window-attn-skip-freq: says which layers are windowed, but there "
+            "is no --window-size");
+}
+
 // The dispatcher, group-limited routing and the expert-parallel overlap (no pipeline, so
 // Megatron-Core allows it): each flag lands in its field, and the run simulates.
 TEST(MegatronImport, MoeDispatcherGroupsAndOverlap) {

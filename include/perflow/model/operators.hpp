@@ -53,6 +53,11 @@ struct Operator {
 /// activations read and written once per kernel.
 std::vector<Operator> layer_operators(const Transformer& model, const Training& training,
                                       std::uint32_t tp);
+/// The operators of one layer of `kind` (a hybrid model's carry one part, and one norm and
+/// residual; a windowed layer's attention core is `window_attention`), experts over `ep`
+/// ranks.
+std::vector<Operator> layer_operators(const Transformer& model, const Training& training,
+                                      std::uint32_t tp, std::uint32_t ep, LayerKind kind);
 /// The operators of one MoE layer: the attention's as layer_operators, then, instead of the
 /// dense MLP, the router (T r x h x E), the routed experts of the slowest of `ep`
 /// expert-parallel ranks (an MLP over T x top_k x Transformer::expert_load() tokens, inner

@@ -3,7 +3,10 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace perflow::model {
 
@@ -31,6 +34,54 @@ struct Mla {
   bool operator==(const Mla&) const = default;
 };
 
+/// A Mamba-2 mixer (Dao and Gu, "Transformers are SSMs", ICML 2024), as Megatron-Core's
+/// MambaMixer builds it: an input projection h -> z, x (heads x head_dim each), B and C
+/// (groups x state_dim each) and dt (heads); a causal depthwise convolution over x, B and C;
+/// the chunked selective scan (SSD) in chunks of chunk_size tokens; a gated RMSNorm; the
+/// output projection heads x head_dim -> h.
+struct Mamba {
+  std::uint32_t state_dim = 0;  ///< N, the state per head and channel
+  std::uint32_t head_dim = 0;   ///< P
+  std::uint32_t heads = 0;      ///< H, so the inner width is H P
+  std::uint32_t groups = 0;     ///< G, heads sharing B and C
+  std::uint32_t conv_kernel = 0;
+  std::uint32_t chunk_size = 0;  ///< Q, the scan's chunk
+
+  bool operator==(const Mamba&) const = default;
+  [[nodiscard]] double inner() const { return double(heads) * head_dim; }
+};
+
+/// What mixes the tokens in a layer.
+enum class Mixer : std::uint8_t {
+  Attention,          ///< self-attention over the causal sequence
+  WindowedAttention,  ///< self-attention over the sliding window
+  Mamba,              ///< a Mamba-2 mixer
+  None,               ///< a hybrid model's MLP or MoE layer
+};
+
+/// What transforms each token after the mixer.
+enum class Feedforward : std::uint8_t {
+  Dense,  ///< the dense MLP
+  Moe,    ///< the router, the routed and the shared experts
+  None,   ///< a hybrid model's attention or Mamba layer
+};
+
+/// A layer's parts: a standard layer has both (each with its pre-norm and residual), a hybrid
+/// model's one of them.
+struct LayerKind {
+  Mixer mixer = Mixer::Attention;
+  Feedforward feedforward = Feedforward::Dense;
+
+  auto operator<=>(const LayerKind&) const = default;
+  /// The norm + residual blocks the layer holds: 2 for a standard layer, 1 in a hybrid model.
+  [[nodiscard]] std::uint32_t sublayers() const {
+    return (mixer != Mixer::None ? 1U : 0U) + (feedforward != Feedforward::None ? 1U : 0U);
+  }
+  [[nodiscard]] bool has_attention() const {
+    return mixer == Mixer::Attention || mixer == Mixer::WindowedAttention;
+  }
+};
+
 /// A decoder-only transformer's shape.
 struct Transformer {
   std::uint32_t layers = 0;
@@ -44,6 +95,21 @@ struct Transformer {
   /// Multi-head latent attention in place of multi-head / grouped-query attention when
   /// mla.kv_lora_rank is above 0 (kv_heads and kv_channels then say nothing).
   Mla mla{};
+  /// Sliding-window attention (Mistral; gpt-oss's 128): a windowed layer's query attends to
+  /// the `sliding_window` tokens up to and including it. 0: every layer attends to all.
+  std::uint32_t sliding_window = 0;
+  /// Which layers are windowed, repeated over the layers by index: 'W' windowed, 'F' full
+  /// (gpt-oss: "WF", Megatron-LM's --window-attn-skip-freq 2). Empty: every attention layer
+  /// when sliding_window is set.
+  std::string window_pattern{};
+  /// Learned per-head sink logits in the softmax's denominator (gpt-oss): a heads weights a
+  /// layer, computed inside the fused attention.
+  bool attention_sinks = false;
+  /// A hybrid model's layers, one character each (Megatron-Core's hybrid_override_pattern):
+  /// 'M' a Mamba-2 layer, '*' attention, '-' an MLP, 'E' a MoE layer, each with its own norm
+  /// and residual. Empty: every layer attention then the MLP (or MoE).
+  std::string layer_pattern{};
+  Mamba mamba{};               ///< the 'M' layers' mixer
   std::uint32_t vocab = 0;     ///< V
   std::uint32_t sequence = 0;  ///< s, tokens per sample
   Mlp mlp = Mlp::Gelu;
@@ -75,6 +141,34 @@ struct Transformer {
   double expert_imbalance = 1;
 
   [[nodiscard]] bool is_mla() const { return mla.kv_lora_rank > 0; }
+  [[nodiscard]] bool is_hybrid() const { return !layer_pattern.empty(); }
+  [[nodiscard]] bool has_mamba() const { return layer_pattern.find('M') != std::string::npos; }
+  /// Whether `t` tensor-parallel ranks split the attention heads and, with Mamba layers, the
+  /// Mamba heads and groups (Megatron-Core's MambaMixer divides both).
+  [[nodiscard]] bool splits_over(std::uint32_t t) const {
+    return heads % t == 0 && (!has_mamba() || (mamba.heads % t == 0 && mamba.groups % t == 0));
+  }
+  /// Layer l's parts: from layer_pattern, or attention (windowed as window_pattern says) and
+  /// the MLP, MoE from first_dense_layers on.
+  [[nodiscard]] LayerKind layer_kind(std::uint32_t l) const;
+  /// The kinds of layers [first, first + count) with how many of each, in LayerKind's order.
+  [[nodiscard]] std::vector<std::pair<LayerKind, std::uint32_t>> layer_kinds_in(
+      std::uint32_t first, std::uint32_t count) const;
+  /// The weights of one layer of `kind`: its mixer's, its feed-forward's and a norm each.
+  [[nodiscard]] double kind_parameters(LayerKind kind) const;
+  /// The Mamba-2 mixer's weights: the input projection, the convolution (with its bias),
+  /// A, D and the dt bias per head, the gated norm and the output projection.
+  [[nodiscard]] double mamba_parameters() const;
+  /// The Mamba-2 mixer's forward FLOPs per token: its projections, the convolution and the
+  /// chunked scan (docs/model.md, "Mamba-2 layers").
+  [[nodiscard]] double mamba_forward_flops_per_token() const;
+  /// Of those, the chunked scan's (SSD's four products; Dao and Gu 2024, section 6).
+  [[nodiscard]] double mamba_scan_flops_per_token() const;
+  /// What a windowed layer's fused attention computes, as keys per query in the full
+  /// square's convention (s for a full causal layer, whose kernel skips the empty half):
+  /// s times the window band's share of the causal 128 x 128 tiles (docs/model.md,
+  /// "Sliding windows").
+  [[nodiscard]] double window_span() const;
   /// d, a head's query/key width: with MLA nope + rope, else kv_channels, or h / a when it
   /// is 0.
   [[nodiscard]] double head_dim() const {

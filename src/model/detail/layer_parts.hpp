@@ -13,9 +13,13 @@ namespace perflow::model::detail {
 // and MoE layers lists the attention once and each kind of MLP with its own count.
 
 /// QKV projection, the attention core (and the softmax without flash attention), the output
-/// projection.
+/// projection; `mixer` Mixer::WindowedAttention for a sliding-window layer's.
 std::vector<Operator> attention_operators(const Transformer& model, const Training& training,
-                                          std::uint32_t tp);
+                                          std::uint32_t tp, Mixer mixer = Mixer::Attention);
+/// A Mamba-2 mixer: the input projection, the convolution, the chunked scan, the gated norm,
+/// the output projection.
+std::vector<Operator> mamba_operators(const Transformer& model, const Training& training,
+                                      std::uint32_t tp);
 /// The dense MLP: up (or gate and up), the activation function, down.
 std::vector<Operator> dense_mlp_operators(const Transformer& model, const Training& training,
                                           std::uint32_t tp);
@@ -23,8 +27,8 @@ std::vector<Operator> dense_mlp_operators(const Transformer& model, const Traini
 /// slowest rank (`ep` expert-parallel ranks), the shared experts.
 std::vector<Operator> moe_mlp_operators(const Transformer& model, const Training& training,
                                         std::uint32_t tp, std::uint32_t ep);
-/// The two norms and the two residual additions with dropout.
+/// A norm and a residual addition with dropout per sublayer (LayerKind::sublayers).
 std::vector<Operator> residual_operators(const Transformer& model, const Training& training,
-                                         std::uint32_t tp);
+                                         std::uint32_t tp, std::uint32_t sublayers);
 
 }  // namespace perflow::model::detail

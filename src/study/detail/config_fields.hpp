@@ -75,6 +75,7 @@ extern const Section kCostsSection;
 extern const Section kOverrideSection;
 extern const Section kOffloadSection;
 extern const Section kMlaSection;
+extern const Section kMambaSection;
 extern const Section kDeviceTypeSection;
 extern const Section kPlacementSection;
 extern const Section kPartSection;
