@@ -86,8 +86,10 @@ void print_models(bool json) {
                                                              {"groups", m.mamba.groups},
                                                              {"conv_kernel", m.mamba.conv_kernel},
                                                              {"chunk_size", m.mamba.chunk_size}}},
+           {"mtp_layers", m.mtp_layers},
            {"parameters", m.parameters()},
            {"active_parameters", m.active_parameters()},
+           {"mtp_parameters", m.mtp_layers * m.mtp_module_parameters()},
            {"source", p.source}});
     }
     fmt::print("{}\n", list.dump(1));

@@ -140,8 +140,23 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   // a position without layers lists a standard layer's operators, none of them run.
   std::vector<std::pair<LayerKind, std::uint32_t>> kinds =
       model.layer_kinds_in(layers.first, layers.count);
+  // The MTP modules ride on the last position (Megatron-Core's mtp_process): their layers
+  // count with the position's, their embedding, eh_proj and second head below.
+  const std::uint32_t mtp = layers.head ? model.mtp_layers : 0;
+  if (mtp > 0) {
+    const LayerKind kind = model.mtp_kind();
+    const auto it = std::find_if(kinds.begin(), kinds.end(),
+                                 [kind](const auto& entry) { return entry.first == kind; });
+    if (it != kinds.end()) {
+      it->second += mtp;
+    } else {
+      kinds.emplace_back(kind, mtp);
+      std::sort(kinds.begin(), kinds.end());
+    }
+  }
   if (kinds.empty() && !model.is_hybrid()) kinds.emplace_back(LayerKind{}, 0);
-  const std::uint32_t moe_layers = model.moe_layers_in(layers.first, layers.count);
+  const std::uint32_t moe_layers = model.moe_layers_in(layers.first, layers.count) +
+                                   (model.mtp_kind().feedforward == Feedforward::Moe ? mtp : 0);
   const Precision precision = training.precision;
   for (const auto& [op, count] : position_operators(model, training, degrees, kinds)) {
     add(c, std::span(&op, 1), count, device, precision);
@@ -171,6 +186,7 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   if (layers.embedding)
     add(c, embedding_operators(model, training, degrees.tensor), 1, device, precision);
   if (layers.head) add(c, head_operators(model, training, degrees.tensor), 1, device, precision);
+  if (mtp > 0) add(c, mtp_operators(model, training, degrees.tensor), mtp, device, precision);
   // Recomputation reruns the layers' forward (full) or the attention core (selective) in an
   // R task before the backward.
   c.recompute_forward_ns = {0.0, attention_forward_ns, layer_forward_ns};
@@ -317,6 +333,12 @@ PositionCosts derive_position(const Transformer& model, const Training& training
     extra += 2 * tokens * h * r + 4 * tokens * model.vocab / t;
     kept_by_w += 2 * tokens * h * r;
   }
+  // An MTP module keeps its two norms' inputs (the embedding and the hidden state), eh_proj's
+  // input (2h, q bytes), its final norm's input and its logits; W needs eh_proj's and the LM
+  // head's inputs.
+  extra += mtp * (2 * 2 * tokens * h * r + q * 2 * tokens * h * r + 2 * tokens * h * r +
+                  4 * tokens * model.vocab / t);
+  kept_by_w += mtp * (q * 2 * tokens * h * r + 2 * tokens * h * r);
   c.activation = activation + extra;
   for (std::size_t mode = 0; mode < 3; ++mode) {
     c.kept_activation[mode] = kept[mode] + extra;
@@ -330,6 +352,13 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   // and all-reduces their gradients), plus the final norm.
   if (layers.head && !(layers.embedding && model.tied_embeddings)) c.parameters += table;
   if (layers.head) c.parameters += h;
+  // The MTP modules' norms (replicated) and eh_proj (column-parallel); away from the first
+  // position the word embedding's copy they look the next tokens up in.
+  if (mtp > 0) {
+    c.parameters += mtp * (3 * h + 2 * h * h / t);
+    gemm_parameters += mtp * 2 * h * h / t;
+    if (!layers.embedding && !layers.embedding_on_device) c.parameters += table;
+  }
   // Mixed-precision Adam (Megatron-LM's distributed optimizer notes): 2-byte weights,
   // main gradients in the reduction's type (fp32 unless asked otherwise), fp32 master
   // weights and two moments (12 bytes, sharded over data parallelism with the distributed
@@ -359,7 +388,9 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   c.boundary_bytes = 2 * tokens * h * r;
   if (degrees.tensor > 1) {
     c.tp_allreduce_bytes = 2 * tokens * h;
-    c.tp_allreduces = tp_collectives + (layers.embedding ? 1 : 0);
+    // An MTP module gathers eh_proj's column-parallel output (or, with sequence parallelism,
+    // its all-gather and scatter): one more each.
+    c.tp_allreduces = tp_collectives + (layers.embedding ? 1 : 0) + mtp;
   }
   set_host_work(c, training, degrees, device, layer_operators, attention_kernels);
 

@@ -301,6 +301,26 @@ std::vector<Operator> head_operators(const Transformer& model, const Training& t
           memory("loss", 5 * logits, 4 * logits, 0, {8, 3, 0})};
 }
 
+std::vector<Operator> mtp_operators(const Transformer& model, const Training& training,
+                                    std::uint32_t tp) {
+  const detail::Dimensions d = detail::dimensions(model, training, tp);
+  const double tokens = d.tokens, h = d.h, r = d.r;
+  std::vector<Operator> ops = embedding_operators(model, training, tp);
+  ops.front().name = "mtp_embedding";
+  // enorm and hnorm; eh_proj over the concatenated 2h (Megatron-Core's column-parallel
+  // eh_proj, a TE linear).
+  ops.push_back(memory("mtp_norms", 2 * 2 * tokens * h * r, 2 * 3 * tokens * h * r, 0, {2, 4, 0}));
+  ops.push_back(gemm("mtp_eh_proj", tokens, 2 * h, h / d.t));
+  // Its own final norm, then the shared LM head and a loss (head_operators' three).
+  constexpr std::array<std::string_view, 3> kHead = {"mtp_final_norm", "mtp_lm_head", "mtp_loss"};
+  const std::vector<Operator> head = head_operators(model, training, tp);
+  for (std::size_t i = 0; i < head.size() && i < kHead.size(); ++i) {
+    ops.push_back(head[i]);
+    ops.back().name = kHead[i];
+  }
+  return ops;
+}
+
 GemmPlan operator_gemm_plan(const Operator& op, Pass pass, const DeviceSpec& device,
                             Precision precision) {
   if (op.kind != OperatorKind::Gemm || op.flops[pass] == 0) return {};

@@ -49,7 +49,7 @@ constexpr std::string_view kDeepSeekV3 =
     "moe_intermediate_size 2048, n_routed_experts 256, n_shared_experts 1, "
     "num_experts_per_tok 8, n_group 8, topk_group 4, vocab_size 129280; MLA: q_lora_rank 1536, "
     "kv_lora_rank 512, qk_nope_head_dim 128, qk_rope_head_dim 64, v_head_dim 128); 4K "
-    "pre-training sequence. The multi-token-prediction module is left out";
+    "pre-training sequence; one multi-token-prediction module (section 2.2)";
 
 // DeepSeek-V2/V3's and Kimi K2's multi-head latent attention.
 constexpr Mla kDeepSeekMla{.q_lora_rank = 1536,
@@ -77,6 +77,7 @@ Transformer deepseek_layers(std::uint32_t heads, std::uint32_t experts, std::uin
 // report, section 2.1.2).
 Transformer deepseek_v3() {
   Transformer m = deepseek_layers(128, 256, 3, 129280);
+  m.mtp_layers = 1;
   m.expert_groups = 8;
   m.group_top_k = 4;
   return m;
@@ -339,6 +340,11 @@ double Transformer::kind_parameters(LayerKind kind) const {
 
 double Transformer::layer_parameters() const { return kind_parameters({}); }
 
+double Transformer::mtp_module_parameters() const {
+  const double h = hidden;
+  return 3 * h + 2 * h * h + kind_parameters(mtp_kind());
+}
+
 double Transformer::moe_layer_parameters() const {
   return kind_parameters({.feedforward = Feedforward::Moe});
 }
@@ -454,6 +460,19 @@ double Transformer::forward_flops_per_sample() const {
       layer += 2 * s * active * matrices * h * expert_hidden();
     }
     flops += count * layer;
+  }
+  // Each MTP module (Megatron-LM's num_floating_point_operations): a layer of the last
+  // layer's kind, eh_proj and another pass of the logits.
+  if (mtp_layers > 0) {
+    const LayerKind kind = mtp_kind();
+    Transformer module = *this;
+    module.layers = 1;
+    module.layer_pattern = is_hybrid() ? std::string(1, layer_pattern.back()) : "";
+    module.first_dense_layers = kind.feedforward == Feedforward::Moe ? 0 : 1;
+    module.window_pattern = kind.mixer == Mixer::WindowedAttention ? "W" : "F";
+    module.mtp_layers = 0;
+    const double layer = module.forward_flops_per_sample() - 2 * s * h * vocab;
+    flops += mtp_layers * (layer + 2 * s * 2 * h * h + 2 * s * h * vocab);
   }
   return flops;
 }

@@ -765,6 +765,14 @@ constexpr Field kModelFields[] = {
      .default_value = "1",
      .min = 1,
      .max = 1e3},
+    {.name = "mtp_layers",
+     .kind = K::Integer,
+     .description = "multi-token prediction modules after the last layer, on the last pipeline "
+                    "position (DeepSeek-V3: 1; Megatron-LM's --mtp-num-layers): each a layer of "
+                    "the last layer's kind, eh_proj and another pass of the LM head",
+     .default_value = "the preset's, else 0",
+     .min = 0,
+     .max = 64},
 };
 
 constexpr Field kTrainingFields[] = {

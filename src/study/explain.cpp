@@ -154,7 +154,7 @@ std::string explain(const Config& config) {
   const model::Transformer& m = plan.transformer;
   out += fmt::format(
       "model      {}{} layers, hidden {}, ffn {}, heads {} ({}), vocab {}, sequence "
-      "{}, {}{}{}; {:.2f}B parameters\n",
+      "{}, {}{}{}; {:.2f}B parameters{}\n",
       plan.preset.empty() ? "" : plan.preset + ": ", m.layers, m.hidden, m.ffn_hidden, m.heads,
       m.is_mla()
           ? fmt::format("MLA: q rank {}, kv rank {}, qk {}+{}, v {}", m.mla.q_lora_rank,
@@ -164,7 +164,10 @@ std::string explain(const Config& config) {
                         m.kv_channels > 0 ? fmt::format(", head dim {}", m.kv_channels) : ""),
       m.vocab, m.sequence, model::to_string(m.mlp), m.tied_embeddings ? ", tied embeddings" : "",
       m.hidden_dropout > 0 ? fmt::format(", hidden dropout {}", m.hidden_dropout) : "",
-      m.parameters() / 1e9);
+      m.parameters() / 1e9,
+      m.mtp_layers > 0 ? fmt::format(" + {:.2f}B in {} multi-token prediction module(s)",
+                                     m.mtp_layers * m.mtp_module_parameters() / 1e9, m.mtp_layers)
+                       : "");
   if (m.sliding_window > 0 || m.attention_sinks) {
     std::uint32_t windowed = 0, attention = 0;
     for (std::uint32_t l = 0; l < m.layers; ++l) {
@@ -341,6 +344,7 @@ nlohmann::ordered_json explain_json(const Config& config) {
                   {"window_pattern", m.window_pattern},
                   {"attention_sinks", m.attention_sinks},
                   {"layer_pattern", m.layer_pattern},
+                  {"mtp_layers", m.mtp_layers},
                   {"parameters", m.parameters()},
                   {"experts", m.experts},
                   {"top_k", m.top_k},

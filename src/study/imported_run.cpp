@@ -32,7 +32,7 @@ bool same_shape(const model::Transformer& a, const model::Transformer& b) {
          a.group_top_k == b.group_top_k && a.hidden_dropout == b.hidden_dropout &&
          a.sliding_window == b.sliding_window && a.window_pattern == b.window_pattern &&
          a.attention_sinks == b.attention_sinks && a.layer_pattern == b.layer_pattern &&
-         a.mamba == b.mamba;
+         a.mamba == b.mamba && a.mtp_layers == b.mtp_layers;
 }
 
 nlohmann::ordered_json write_model(const ImportedRun& run) {
@@ -92,6 +92,7 @@ nlohmann::ordered_json write_model(const ImportedRun& run) {
   if (m.hidden_dropout != model::Transformer{}.hidden_dropout) {
     out["hidden_dropout"] = m.hidden_dropout;
   }
+  if (m.mtp_layers > 0) out["mtp_layers"] = m.mtp_layers;
   if (m.experts > 0) {
     out["experts"] = m.experts;
     out["top_k"] = m.top_k;

@@ -60,6 +60,7 @@ constexpr Flag kFlags[] = {
     used("--attention-backend"), used("--use-flash-attn", kSwitch),
     used("--window-size"), used("--window-attn-skip-freq"), used("--softmax-type"),
     // Hybrid (Mamba) models.
+    used("--mtp-num-layers"),
     used("--hybrid-override-pattern"), used("--hybrid-layer-pattern"),
     used("--mamba-state-dim"), used("--mamba-head-dim"), used("--mamba-num-groups"),
     used("--mamba-num-heads"),
@@ -129,7 +130,6 @@ constexpr Flag kFlags[] = {
     lacking("--defer-embedding-wgrad-compute", kSwitch,
             "the embedding's weight gradient is not deferred"),
     lacking("--delay-wgrad-compute", kSwitch, "weight gradients are not delayed"),
-    lacking("--mtp-num-layers", Arity::One, "multi-token prediction layers are left out"),
     lacking("--cpu-offloading", kSwitch,
             "activation offloading: set /costs/offload by hand"),
     lacking("--cpu-offloading-num-layers", Arity::One,
@@ -847,6 +847,15 @@ ImportResult import_megatron(std::span<const std::string> args, const ImportOpti
   m.vocab = vocabulary(flags, options, run.tensor_parallel);
   read_hybrid(flags, m, result);
   read_windows(flags, m);
+  // Multi-token prediction: Megatron-Core's MTP modules on the last pipeline stage.
+  if (auto mtp = flags.integer("--mtp-num-layers", 0); mtp && *mtp > 0) {
+    if (m.is_hybrid()) {
+      result.warnings.push_back(fmt::format(
+          "--mtp-num-layers {}: multi-token prediction after a hybrid pattern is left out", *mtp));
+    } else {
+      m.mtp_layers = *mtp;
+    }
+  }
   read_moe(flags, m, run, result);
   if (run.expert_parallel > 1 && m.experts % run.expert_parallel != 0) {
     flags.fail("--expert-model-parallel-size",

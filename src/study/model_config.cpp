@@ -390,6 +390,11 @@ model::Transformer read_transformer(const JsonCursor& c, std::string& preset_nam
     c.fail(fmt::format("heads {} are not a multiple of kv_heads {}", m.heads, m.kv_heads));
   }
   read_experts(c, m);
+  read_model_integer_into(c, "mtp_layers", m.mtp_layers);
+  if (m.mtp_layers > 0 && m.is_hybrid()) {
+    (c.has("mtp_layers") ? c.at("mtp_layers") : c.at("layer_pattern"))
+        .fail("multi-token prediction after a hybrid pattern is not modelled: drop mtp_layers");
+  }
   return m;
 }
 
@@ -765,10 +770,14 @@ void derive_model_costs(const JsonCursor& root, Config& config,
   plan.positions.clear();
   plan.positions.reserve(std::size_t{stages} * chunks);
   for (std::uint32_t s = 0; s < stages; ++s) {
+    bool embedding = false;  // on this device
     for (std::uint32_t c = 0; c < chunks; ++c) {
-      plan.positions.push_back(
-          model::derive_position(m, plan.training, degrees, device(s),
-                                 split[parallel::chunk_position(shape, stages, s, c)]));
+      embedding = embedding || split[parallel::chunk_position(shape, stages, s, c)].embedding;
+    }
+    for (std::uint32_t c = 0; c < chunks; ++c) {
+      model::LayerRange range = split[parallel::chunk_position(shape, stages, s, c)];
+      range.embedding_on_device = embedding && !range.embedding;
+      plan.positions.push_back(model::derive_position(m, plan.training, degrees, device(s), range));
     }
   }
 }

@@ -924,6 +924,7 @@ TEST(MixtureOfExperts, MultiHeadLatentAttentionOperators) {
   Transformer dense = m;
   dense.experts = 0;
   dense.layers = 1;
+  dense.mtp_layers = 0;
   const double s = 4096;
   EXPECT_DOUBLE_EQ(
       dense.forward_flops_per_sample(),

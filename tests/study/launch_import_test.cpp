@@ -297,6 +297,10 @@ TEST(MegatronImport, WindowsSinksAndHybridPatterns) {
             "--hybrid-layer-pattern: the stage boundaries (|) are left out; set /pipeline/layers "
             "to place them");
 
+  result = import_megatron(tiny({"--mtp-num-layers", "1"}), on("h100-sxm", 1));
+  EXPECT_EQ(result.config["model"]["mtp_layers"], 1);
+  EXPECT_TRUE(result.warnings.empty());
+  EXPECT_GT(makespan_of(plain(result.config)), 0);
   EXPECT_EQ(error_of(tiny({"--hybrid-override-pattern", "M*X-"}), on("h100-sxm", 1)),
             "Megatron-LM flag --hybrid-override-pattern: expected M, *, - or E per layer, got "
             "'X' in 'M*X-'");

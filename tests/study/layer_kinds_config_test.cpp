@@ -98,6 +98,23 @@ TEST(LayerKindsConfig, AHybridPatternGivesTheLayersAndMegatronsMambaDefaults) {
   EXPECT_EQ(error_of(nemotron), "(no error)");
 }
 
+// A multi-token prediction module rides on the last stage: its time and its weights there.
+TEST(LayerKindsConfig, MultiTokenPredictionLoadsTheLastStage) {
+  auto doc = small_model();
+  const Config plain = parse_config(doc, "cfg.json");
+  doc["model"]["mtp_layers"] = 1;
+  const Config mtp = parse_config(doc, "cfg.json");
+  EXPECT_EQ(mtp.model->transformer.mtp_layers, 1u);
+  EXPECT_GT(step_of(doc), simulate(plain, build_graph(plain)).metrics.makespan);
+  // The deepseek-v3 preset has one; 0 takes it off.
+  auto deepseek = small_model();
+  deepseek["model"] = {{"preset", "deepseek-v3"}, {"layers", 8}, {"mtp_layers", 0}};
+  deepseek["training"]["sequence_parallel"] = true;
+  EXPECT_EQ(parse_config(deepseek, "cfg.json").model->transformer.mtp_layers, 0u);
+  deepseek["model"].erase("mtp_layers");
+  EXPECT_EQ(parse_config(deepseek, "cfg.json").model->transformer.mtp_layers, 1u);
+}
+
 TEST(LayerKindsConfig, ErrorsNameThePointer) {
   const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> cases = {
       {[](auto& d) {
@@ -160,6 +177,13 @@ TEST(LayerKindsConfig, ErrorsNameThePointer) {
        },
        "cfg.json:/parallelism/tensor_parallel: the Mamba mixer's 8 heads in 1 group(s) do not "
        "split over 2 tensor-parallel ranks"},
+      {[](auto& d) {
+         d["model"].erase("layers");
+         d["model"]["layer_pattern"] = "M*M*";
+         d["model"]["mtp_layers"] = 1;
+       },
+       "cfg.json:/model/mtp_layers: multi-token prediction after a hybrid pattern is not "
+       "modelled: drop mtp_layers"},
   };
   for (const auto& [edit, message] : cases) {
     auto bad = small_model();

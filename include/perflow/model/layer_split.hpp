@@ -17,6 +17,9 @@ struct LayerRange {
   std::uint32_t count = 0;
   bool embedding = false;  ///< the first position: the input embedding
   bool head = false;       ///< the last position: final norm, LM head and loss
+  /// The first position runs on the same device (DualPipe, the V shapes): the multi-token
+  /// prediction modules share its embedding instead of a copy (DeepSeek-V3 report, 2.2).
+  bool embedding_on_device = false;
 };
 
 /// Megatron-LM's split, the default ("even"): the layers divided evenly over the positions,

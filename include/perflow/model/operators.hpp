@@ -71,6 +71,11 @@ std::vector<Operator> embedding_operators(const Transformer& model, const Traini
 /// The final norm, the LM head (vocabulary-parallel) and the cross-entropy loss.
 std::vector<Operator> head_operators(const Transformer& model, const Training& training,
                                      std::uint32_t tp);
+/// One multi-token-prediction module's own operators (Transformer::mtp_layers; its layer is
+/// the position's): the next tokens' embedding, its two norms, eh_proj (T x h / t, k = 2h),
+/// its final norm, the LM head and a loss.
+std::vector<Operator> mtp_operators(const Transformer& model, const Training& training,
+                                    std::uint32_t tp);
 
 /// Nanoseconds `op` takes in `pass` on `device` (a roofline: compute at the efficiency its
 /// kind and shape reach, or memory traffic at the device's achievable bandwidth).

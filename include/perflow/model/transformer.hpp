@@ -139,6 +139,12 @@ struct Transformer {
   std::uint32_t group_top_k = 0;
   /// The busiest expert rank's tokens over the balanced share (1: balanced routing).
   double expert_imbalance = 1;
+  /// Multi-token prediction (DeepSeek-V3 report, section 2.2; Megatron-Core's
+  /// MultiTokenPredictionBlock): modules after the last layer, on the last pipeline position,
+  /// each predicting one token further: the next tokens' embedding and the hidden state,
+  /// each normalised, concatenated and projected 2h -> h (eh_proj), one layer of the last
+  /// layer's kind, its own final norm, then the shared LM head and a loss.
+  std::uint32_t mtp_layers = 0;
 
   [[nodiscard]] bool is_mla() const { return mla.kv_lora_rank > 0; }
   [[nodiscard]] bool is_hybrid() const { return !layer_pattern.empty(); }
@@ -231,6 +237,13 @@ struct Transformer {
   /// on, none in a dense model.
   [[nodiscard]] std::uint32_t moe_layers_in(std::uint32_t first, std::uint32_t count) const;
   [[nodiscard]] std::uint32_t moe_layers() const { return moe_layers_in(0, layers); }
+  /// The kind of an MTP module's layer: the last layer's (Megatron-Core builds it from the
+  /// decoder's last layer spec).
+  [[nodiscard]] LayerKind mtp_kind() const { return layer_kind(layers > 0 ? layers - 1 : 0); }
+  /// One MTP module's own weights: its two input norms, eh_proj (2h x h), its layer and its
+  /// final norm (the embedding and the LM head are the model's). Not in parameters(), as
+  /// the DeepSeek-V3 report counts 671B "plus 14B" for the module with their copies.
+  [[nodiscard]] double mtp_module_parameters() const;
   /// The load of the slowest expert rank relative to a balanced share: capacity_factor when
   /// given (tokens padded to capacity), else expert_imbalance.
   [[nodiscard]] double expert_load() const {
