@@ -239,9 +239,10 @@ const std::vector<ModelPreset>& presets() {
                   mixtral(32, 4096, 14336, 32, 32000)},
       ModelPreset{"mixtral-8x22b", "Mixtral 8x22B (MoE: 8 experts, top 2; 39B active)", kMixtral,
                   mixtral(56, 6144, 16384, 48, 32768)},
-      ModelPreset{"deepseek-v3",
-                  "DeepSeek-V3 (MoE: 256 routed + 1 shared experts, top 8; MLA, 128 heads)",
-                  kDeepSeekV3, deepseek_v3()},
+      ModelPreset{
+          "deepseek-v3",
+          "DeepSeek-V3 (MoE: 256 routed + 1 shared experts, top 8; MLA, 128 heads; 1 MTP module)",
+          kDeepSeekV3, deepseek_v3()},
       ModelPreset{"kimi-k2", "Kimi K2 (MoE: 384 routed + 1 shared experts, top 8; MLA, 64 heads)",
                   kKimiK2, deepseek_layers(64, 384, 1, 163840)},
       ModelPreset{"gpt-oss-20b",
@@ -435,45 +436,41 @@ double Transformer::active_parameters() const {
   return parameters() - moe_layers() * skipped * expert;
 }
 
-double Transformer::forward_flops_per_sample() const {
+double Transformer::kind_forward_flops(LayerKind kind) const {
   const double s = sequence;
   const double h = hidden;
   const double matrices = mlp == Mlp::SwiGlu ? 3 : 2;
+  double layer = 0;
+  if (kind.has_attention()) {
+    // Q K^T and its product with V, 2 s^2 a d each over the full square; causal: half
+    // (Megatron-LM scales this term by the query width over h where --kv-channels sets it;
+    // with MLA the scores are a (nope + rope) wide, the values a v). A windowed query sees
+    // w keys, not its position's: 2 s w - w^2 of the full square's 2 s^2.
+    const double w =
+        kind.mixer == Mixer::WindowedAttention ? std::min(s, double(sliding_window)) : s;
+    layer +=
+        2 * s * attention_parameters() + (2 * s * w - w * w) * (query_width() + output_width());
+  }
+  if (kind.mixer == Mixer::Mamba) layer += mamba_forward_flops_per_token() * s;
+  if (kind.feedforward == Feedforward::Dense) layer += 2 * s * matrices * h * ffn_hidden;
+  if (kind.feedforward == Feedforward::Moe) {
+    // The top_k routed plus the shared experts a token goes through (no router).
+    const double active = double(top_k) + shared_experts;
+    layer += 2 * s * active * matrices * h * expert_hidden();
+  }
+  return layer;
+}
+
+double Transformer::forward_flops_per_sample() const {
+  const double s = sequence;
+  const double h = hidden;
   double flops = 2 * s * h * vocab;  // the LM head's logits
   for (const auto& [kind, count] : layer_kinds_in(0, layers)) {
-    double layer = 0;
-    if (kind.has_attention()) {
-      // Q K^T and its product with V, 2 s^2 a d each over the full square; causal: half
-      // (Megatron-LM scales this term by the query width over h where --kv-channels sets it;
-      // with MLA the scores are a (nope + rope) wide, the values a v). A windowed query sees
-      // w keys, not its position's: 2 s w - w^2 of the full square's 2 s^2.
-      const double w =
-          kind.mixer == Mixer::WindowedAttention ? std::min(s, double(sliding_window)) : s;
-      layer +=
-          2 * s * attention_parameters() + (2 * s * w - w * w) * (query_width() + output_width());
-    }
-    if (kind.mixer == Mixer::Mamba) layer += mamba_forward_flops_per_token() * s;
-    if (kind.feedforward == Feedforward::Dense) layer += 2 * s * matrices * h * ffn_hidden;
-    if (kind.feedforward == Feedforward::Moe) {
-      // The top_k routed plus the shared experts a token goes through (no router).
-      const double active = double(top_k) + shared_experts;
-      layer += 2 * s * active * matrices * h * expert_hidden();
-    }
-    flops += count * layer;
+    flops += count * kind_forward_flops(kind);
   }
   // Each MTP module (Megatron-LM's num_floating_point_operations): a layer of the last
   // layer's kind, eh_proj and another pass of the logits.
-  if (mtp_layers > 0) {
-    const LayerKind kind = mtp_kind();
-    Transformer module = *this;
-    module.layers = 1;
-    module.layer_pattern = is_hybrid() ? std::string(1, layer_pattern.back()) : "";
-    module.first_dense_layers = kind.feedforward == Feedforward::Moe ? 0 : 1;
-    module.window_pattern = kind.mixer == Mixer::WindowedAttention ? "W" : "F";
-    module.mtp_layers = 0;
-    const double layer = module.forward_flops_per_sample() - 2 * s * h * vocab;
-    flops += mtp_layers * (layer + 2 * s * 2 * h * h + 2 * s * h * vocab);
-  }
+  flops += mtp_layers * (kind_forward_flops(mtp_kind()) + 2 * s * 2 * h * h + 2 * s * h * vocab);
   return flops;
 }
 

@@ -162,6 +162,9 @@ struct Transformer {
       std::uint32_t first, std::uint32_t count) const;
   /// The weights of one layer of `kind`: its mixer's, its feed-forward's and a norm each.
   [[nodiscard]] double kind_parameters(LayerKind kind) const;
+  /// One layer of `kind`'s forward FLOPs per sample (model FLOPs: the matrices, the
+  /// attention core over the keys a query sees, the Mamba mixer's).
+  [[nodiscard]] double kind_forward_flops(LayerKind kind) const;
   /// The Mamba-2 mixer's weights: the input projection, the convolution (with its bias),
   /// A, D and the dt bias per head, the gated norm and the output projection.
   [[nodiscard]] double mamba_parameters() const;
