@@ -48,6 +48,14 @@ void print_devices(bool json) {
       "--format json.\n");
 }
 
+// A model's Mamba mixer as /model/mamba writes it; null without Mamba layers.
+nlohmann::ordered_json mamba_json(const model::Transformer& m) {
+  if (!m.has_mamba()) return nullptr;
+  nlohmann::ordered_json out;
+  for (const auto& [name, field] : model::kMambaFields) out[std::string(name)] = m.mamba.*field;
+  return out;
+}
+
 void print_models(bool json) {
   if (json) {
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
@@ -79,13 +87,7 @@ void print_models(bool json) {
            {"window_pattern", m.window_pattern},
            {"attention_sinks", m.attention_sinks},
            {"layer_pattern", m.layer_pattern},
-           {"mamba", !m.has_mamba() ? nlohmann::ordered_json(nullptr)
-                                    : nlohmann::ordered_json{{"state_dim", m.mamba.state_dim},
-                                                             {"head_dim", m.mamba.head_dim},
-                                                             {"heads", m.mamba.heads},
-                                                             {"groups", m.mamba.groups},
-                                                             {"conv_kernel", m.mamba.conv_kernel},
-                                                             {"chunk_size", m.mamba.chunk_size}}},
+           {"mamba", mamba_json(m)},
            {"mtp_layers", m.mtp_layers},
            {"parameters", m.parameters()},
            {"active_parameters", m.active_parameters()},

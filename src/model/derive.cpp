@@ -143,20 +143,12 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   // The MTP modules ride on the last position (Megatron-Core's mtp_process): their layers
   // count with the position's, their embedding, eh_proj and second head below.
   const std::uint32_t mtp = layers.head ? model.mtp_layers : 0;
-  if (mtp > 0) {
-    const LayerKind kind = model.mtp_kind();
-    const auto it = std::find_if(kinds.begin(), kinds.end(),
-                                 [kind](const auto& entry) { return entry.first == kind; });
-    if (it != kinds.end()) {
-      it->second += mtp;
-    } else {
-      kinds.emplace_back(kind, mtp);
-      std::sort(kinds.begin(), kinds.end());
-    }
-  }
+  if (mtp > 0) add_layer_kind(kinds, model.mtp_kind(), mtp);
   if (kinds.empty() && !model.is_hybrid()) kinds.emplace_back(LayerKind{}, 0);
-  const std::uint32_t moe_layers = model.moe_layers_in(layers.first, layers.count) +
-                                   (model.mtp_kind().feedforward == Feedforward::Moe ? mtp : 0);
+  std::uint32_t moe_layers = 0;  // the MTP modules' among them
+  for (const auto& [kind, count] : kinds) {
+    if (kind.feedforward == Feedforward::Moe) moe_layers += count;
+  }
   const Precision precision = training.precision;
   for (const auto& [op, count] : position_operators(model, training, degrees, kinds)) {
     add(c, std::span(&op, 1), count, device, precision);

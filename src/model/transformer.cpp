@@ -293,6 +293,17 @@ double Transformer::replicated_attention_parameters() const {
   return q + h * (double(mla.kv_lora_rank) + mla.qk_rope_head_dim) + mla.kv_lora_rank;
 }
 
+Mamba Mamba::with_defaults(std::uint32_t hidden) const {
+  Mamba m = *this;
+  if (m.state_dim == 0) m.state_dim = 128;
+  if (m.head_dim == 0) m.head_dim = 64;
+  if (m.groups == 0) m.groups = 8;
+  if (m.conv_kernel == 0) m.conv_kernel = 4;
+  if (m.chunk_size == 0) m.chunk_size = 128;
+  if (m.heads == 0) m.heads = static_cast<std::uint32_t>(2ULL * hidden / m.head_dim);
+  return m;
+}
+
 double Transformer::mamba_parameters() const {
   const double h = hidden;
   const double inner = mamba.inner();
@@ -372,20 +383,21 @@ LayerKind Transformer::layer_kind(std::uint32_t l) const {
   return {.mixer = attention(), .feedforward = moe ? Feedforward::Moe : Feedforward::Dense};
 }
 
+void add_layer_kind(std::vector<std::pair<LayerKind, std::uint32_t>>& kinds, LayerKind kind,
+                    std::uint32_t count) {
+  const auto it = std::lower_bound(kinds.begin(), kinds.end(), kind,
+                                   [](const auto& entry, LayerKind k) { return entry.first < k; });
+  if (it != kinds.end() && it->first == kind) {
+    it->second += count;
+  } else {
+    kinds.insert(it, {kind, count});
+  }
+}
+
 std::vector<std::pair<LayerKind, std::uint32_t>> Transformer::layer_kinds_in(
     std::uint32_t first, std::uint32_t count) const {
   std::vector<std::pair<LayerKind, std::uint32_t>> kinds;
-  for (std::uint32_t l = first; l < first + count; ++l) {
-    const LayerKind kind = layer_kind(l);
-    const auto it =
-        std::lower_bound(kinds.begin(), kinds.end(), kind,
-                         [](const auto& entry, LayerKind k) { return entry.first < k; });
-    if (it != kinds.end() && it->first == kind) {
-      ++it->second;
-    } else {
-      kinds.insert(it, {kind, 1});
-    }
-  }
+  for (std::uint32_t l = first; l < first + count; ++l) add_layer_kind(kinds, layer_kind(l), 1);
   return kinds;
 }
 

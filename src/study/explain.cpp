@@ -170,10 +170,9 @@ std::string explain(const Config& config) {
                        : "");
   if (m.sliding_window > 0 || m.attention_sinks) {
     std::uint32_t windowed = 0, attention = 0;
-    for (std::uint32_t l = 0; l < m.layers; ++l) {
-      const model::LayerKind kind = m.layer_kind(l);
-      attention += kind.has_attention() ? 1U : 0U;
-      windowed += kind.mixer == model::Mixer::WindowedAttention ? 1U : 0U;
+    for (const auto& [kind, count] : m.layer_kinds_in(0, m.layers)) {
+      if (kind.has_attention()) attention += count;
+      if (kind.mixer == model::Mixer::WindowedAttention) windowed += count;
     }
     out += fmt::format(
         "attention  {}{}\n",

@@ -77,12 +77,9 @@ nlohmann::ordered_json write_model(const ImportedRun& run) {
   if (m.is_hybrid()) {
     out["layer_pattern"] = m.layer_pattern;
     if (m.has_mamba()) {
-      out["mamba"] = {{"state_dim", m.mamba.state_dim},
-                      {"head_dim", m.mamba.head_dim},
-                      {"heads", m.mamba.heads},
-                      {"groups", m.mamba.groups},
-                      {"conv_kernel", m.mamba.conv_kernel},
-                      {"chunk_size", m.mamba.chunk_size}};
+      for (const auto& [name, field] : model::kMambaFields) {
+        out["mamba"][std::string(name)] = m.mamba.*field;
+      }
     }
   }
   out["vocab"] = m.vocab;

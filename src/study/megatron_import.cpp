@@ -453,14 +453,14 @@ void read_hybrid(const Flags& flags, model::Transformer& m, ImportResult& result
   }
   m.layers = static_cast<std::uint32_t>(layers.size());
   m.layer_pattern = layers;
-  if (layers.find('M') == std::string::npos) return;
-  // HybridConfig's defaults; the heads from expand 2 (mamba_mixer.py) unless given.
-  m.mamba.state_dim = flags.integer("--mamba-state-dim").value_or(128);
-  m.mamba.head_dim = flags.integer("--mamba-head-dim").value_or(64);
-  m.mamba.groups = flags.integer("--mamba-num-groups").value_or(8);
-  m.mamba.heads = flags.integer("--mamba-num-heads").value_or(2 * m.hidden / m.mamba.head_dim);
-  m.mamba.conv_kernel = 4;
-  m.mamba.chunk_size = 128;
+  if (!m.has_mamba()) return;
+  // HybridConfig's defaults where a flag is not given; the heads from expand 2
+  // (mamba_mixer.py).
+  m.mamba = model::Mamba{.state_dim = flags.integer("--mamba-state-dim").value_or(0),
+                         .head_dim = flags.integer("--mamba-head-dim").value_or(0),
+                         .heads = flags.integer("--mamba-num-heads").value_or(0),
+                         .groups = flags.integer("--mamba-num-groups").value_or(0)}
+                .with_defaults(m.hidden);
   if (m.mamba.heads == 0 || m.mamba.heads % m.mamba.groups != 0) {
     flags.fail("--mamba-num-groups",
                fmt::format("{} groups do not split {} Mamba heads", m.mamba.groups, m.mamba.heads));

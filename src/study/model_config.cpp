@@ -261,20 +261,12 @@ void read_hybrid(const JsonCursor& c, model::Transformer& m) {
               : fmt::format(" (character {} is '{}')", bad, m.layer_pattern[bad])));
     }
   }
-  std::optional<model::Mamba> given;
+  // Over the preset's, field by field.
   if (auto x = c.find("mamba")) {
     x->expect_object(kMambaSection.keys());
-    given = m.mamba;
-    const std::pair<std::string_view, std::uint32_t*> fields[] = {
-        {"state_dim", &given->state_dim},
-        {"head_dim", &given->head_dim},
-        {"heads", &given->heads},
-        {"groups", &given->groups},
-        {"conv_kernel", &given->conv_kernel},
-        {"chunk_size", &given->chunk_size}};
-    for (const auto& [name, out] : fields) {
+    for (const auto& [name, field] : model::kMambaFields) {
       if (auto v = x->find(name)) {
-        *out = static_cast<std::uint32_t>(read_integer(*v, kMambaSection.field(name)));
+        m.mamba.*field = static_cast<std::uint32_t>(read_integer(*v, kMambaSection.field(name)));
       }
     }
   }
@@ -289,32 +281,21 @@ void read_hybrid(const JsonCursor& c, model::Transformer& m) {
                                     m.layers, pattern ? "" : " (the preset's)", length));
   }
   m.layers = length;
-  const bool mamba_layers = m.has_mamba();
-  if (!mamba_layers) {
+  if (!m.has_mamba()) {
     if (auto x = c.find("mamba")) x->fail("the layer_pattern has no M (Mamba) layer");
     m.mamba = {};
     return;
   }
-  model::Mamba mamba = given.value_or(m.mamba);
-  // Megatron-Core's MambaMixer defaults: state 128, heads of 64, 8 groups, expand 2.
-  if (mamba.state_dim == 0) mamba.state_dim = 128;
-  if (mamba.head_dim == 0) mamba.head_dim = 64;
-  if (mamba.groups == 0) mamba.groups = 8;
-  if (mamba.conv_kernel == 0) mamba.conv_kernel = 4;
-  if (mamba.chunk_size == 0) mamba.chunk_size = 128;
-  if (mamba.heads == 0) {
-    if (2ULL * m.hidden % mamba.head_dim != 0) {
-      (c.has("mamba") ? c.at("mamba") : c)
-          .fail(fmt::format("2 x hidden {} is not a multiple of the Mamba head_dim {}: give "
-                            "/model/mamba/heads",
-                            m.hidden, mamba.head_dim));
-    }
-    mamba.heads = static_cast<std::uint32_t>(2ULL * m.hidden / mamba.head_dim);
+  const model::Mamba mamba = m.mamba.with_defaults(m.hidden);
+  const JsonCursor at = c.has("mamba") ? c.at("mamba") : c;
+  if (m.mamba.heads == 0 && 2ULL * m.hidden % mamba.head_dim != 0) {
+    at.fail(fmt::format(
+        "2 x hidden {} is not a multiple of the Mamba head_dim {}: give /model/mamba/heads",
+        m.hidden, mamba.head_dim));
   }
   if (mamba.heads % mamba.groups != 0) {
-    (c.has("mamba") ? c.at("mamba") : c)
-        .fail(fmt::format("the Mamba groups ({}) do not split its {} heads", mamba.groups,
-                          mamba.heads));
+    at.fail(
+        fmt::format("the Mamba groups ({}) do not split its {} heads", mamba.groups, mamba.heads));
   }
   m.mamba = mamba;
 }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -49,7 +50,20 @@ struct Mamba {
 
   bool operator==(const Mamba&) const = default;
   [[nodiscard]] double inner() const { return double(heads) * head_dim; }
+  /// The fields left 0 at Megatron-Core's HybridConfig defaults: state 128, heads of 64, 8
+  /// groups, kernel 4, chunks of 128, and expand 2 (2 hidden / head_dim heads, rounded down).
+  [[nodiscard]] Mamba with_defaults(std::uint32_t hidden) const;
 };
+
+/// Mamba's fields by their config names (/model/mamba), for what reads and writes them.
+inline constexpr std::array<std::pair<std::string_view, std::uint32_t Mamba::*>, 6> kMambaFields{{
+    {"state_dim", &Mamba::state_dim},
+    {"head_dim", &Mamba::head_dim},
+    {"heads", &Mamba::heads},
+    {"groups", &Mamba::groups},
+    {"conv_kernel", &Mamba::conv_kernel},
+    {"chunk_size", &Mamba::chunk_size},
+}};
 
 /// What mixes the tokens in a layer.
 enum class Mixer : std::uint8_t {
@@ -81,6 +95,11 @@ struct LayerKind {
     return mixer == Mixer::Attention || mixer == Mixer::WindowedAttention;
   }
 };
+
+/// Adds `count` layers of `kind` to `kinds`, which stay in LayerKind's order with one entry
+/// a kind.
+void add_layer_kind(std::vector<std::pair<LayerKind, std::uint32_t>>& kinds, LayerKind kind,
+                    std::uint32_t count);
 
 /// A decoder-only transformer's shape.
 struct Transformer {
