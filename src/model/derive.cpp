@@ -41,11 +41,12 @@ void add(PositionCosts& costs, std::span<const Operator> ops, double count,
 // or with sequence parallelism a reduce-scatter and an all-gather). With CUDA graphs each
 // layer's pass is one graph launch, its collectives captured in it; the embedding and the
 // head stay eager.
-// c.operators holds the layers' operators first (`layer_operators` of them), then the
-// embedding's and the head's; `selective` is the attention core's forward kernels, what
-// selective recomputation reruns.
+// c.operators holds the layers' operators first (`layer_operators` of them, for `layer_count`
+// layers: the position's and its MTP modules'), then the embedding's and the head's;
+// `selective` is the attention core's forward kernels, what selective recomputation reruns.
 void set_host_work(PositionCosts& c, const Training& training, const Degrees& degrees,
-                   const DeviceSpec& device, std::size_t layer_operators, double selective) {
+                   const DeviceSpec& device, std::size_t layer_operators, double layer_count,
+                   double selective) {
   std::array<double, 3> layer_kernels{};
   std::array<double, 3> edge_kernels{};  // the embedding's and the head's
   for (std::size_t i = 0; i < c.operators.size(); ++i) {
@@ -53,7 +54,7 @@ void set_host_work(PositionCosts& c, const Training& training, const Degrees& de
     for (const Pass pass : {kForward, kBackward, kWeight})
       sum[pass] += c.operators[i].kernels[pass];
   }
-  const double n = c.layers.count;
+  const double n = layer_count;
   const double calls_per_collective = training.sequence_parallel ? 2 : 1;
   // The embedding's one collective is one call (an all-reduce, or with sequence parallelism
   // a reduce-scatter).
@@ -384,7 +385,8 @@ PositionCosts derive_position(const Transformer& model, const Training& training
     // its all-gather and scatter): one more each.
     c.tp_allreduces = tp_collectives + (layers.embedding ? 1 : 0) + mtp;
   }
-  set_host_work(c, training, degrees, device, layer_operators, attention_kernels);
+  set_host_work(c, training, degrees, device, layer_operators, layers.count + mtp,
+                attention_kernels);
 
   c.dp_gradient_bytes = gradient_width * c.parameters;
   c.dp_parameter_bytes = training.distributed_optimizer ? 2 * c.parameters : 0.0;

@@ -67,5 +67,26 @@ TEST(MultiTokenPrediction, TheLastPositionCarriesTheModule) {
             derive_position(plain, training, degrees, h100, middle).parameters);
 }
 
+// With CUDA graphs each layer's pass is one graph launch: the module's layer is one more on
+// the last position; its own operators (embedding, norms, eh_proj, head) stay eager.
+TEST(MultiTokenPrediction, CudaGraphsLaunchTheModulesLayerAsAGraph) {
+  const Transformer& m = deepseek_v3();
+  Transformer plain = m;
+  plain.mtp_layers = 0;
+  const DeviceSpec& h100 = find_device_preset("h100-sxm")->spec;
+  const Training training{.micro_batch_size = 1, .cuda_graphs = true};
+  const LayerRange last{.first = 59, .count = 2, .head = true};
+  const PositionCosts with = derive_position(m, training, {}, h100, last);
+  const PositionCosts without = derive_position(plain, training, {}, h100, last);
+  double eager = 0;  // the module's own operators' forward kernels
+  for (const OperatorTime& op : with.operators) {
+    if (op.name.starts_with("mtp_")) eager += op.kernels[kForward];
+  }
+  EXPECT_GT(eager, 0);
+  // Two layers' graphs and the head's kernels, against three graphs, the head's and the
+  // module's.
+  EXPECT_EQ(with.forward_host.kernels, without.forward_host.kernels + 1 + eager);
+}
+
 }  // namespace
 }  // namespace perflow::model
