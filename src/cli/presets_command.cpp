@@ -18,33 +18,45 @@ void print_devices(bool json) {
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const model::DevicePreset& p : model::device_presets()) {
       const model::DeviceSpec& d = p.spec;
-      list.push_back(
-          {{"name", p.name},
-           {"description", p.description},
-           {"peak_flops", {{"bf16", d.peak_bf16}, {"fp16", d.peak_fp16}, {"fp8", d.peak_fp8}}},
-           {"memory_bandwidth", d.memory_bandwidth},
-           {"memory_capacity", d.memory_capacity},
-           {"link_bandwidth", d.link_bandwidth},
-           {"network_bandwidth", d.network_bandwidth},
-           {"sms", d.sms},
-           {"gemm_efficiency", d.efficiency.gemm_max},
-           {"source", p.source}});
+      nlohmann::ordered_json peaks;
+      for (const model::Precision precision : model::kPrecisions) {
+        peaks[std::string(model::to_string(precision))] = d.peak(precision);
+      }
+      list.push_back({{"name", p.name},
+                      {"description", p.description},
+                      {"peak_flops", peaks},
+                      {"memory_bandwidth", d.memory_bandwidth},
+                      {"memory_capacity", d.memory_capacity},
+                      {"link_bandwidth", d.link_bandwidth},
+                      {"network_bandwidth", d.network_bandwidth},
+                      {"host_link_bandwidth", d.host_link_bandwidth},
+                      {"sms", d.sms},
+                      {"gpus_per_node", d.gpus_per_node},
+                      {"nvlink_domain", d.nvlink_domain},
+                      {"gemm_efficiency", d.efficiency.gemm_max},
+                      {"source", p.source}});
     }
     fmt::print("{}\n", list.dump(1));
     return;
   }
-  fmt::print("{:<10}  {:>10}  {:>10}  {:>10}  {:>8}  {:>10}  {:>8}  {}\n", "name", "bf16 TF/s",
-             "fp8 TF/s", "HBM", "memory", "scale-up", "network", "description");
+  const auto peak = [](double flops) {
+    return flops > 0 ? fmt::format("{:.1f}", flops / 1e12) : std::string("-");
+  };
+  fmt::print("{:<10}  {:>9}  {:>9}  {:>9}  {:>10}  {:>8}  {:>10}  {:>8}  {:>6}  {}\n", "name",
+             "bf16 TF/s", "fp8 TF/s", "fp4 TF/s", "HBM", "memory", "scale-up", "network", "domain",
+             "description");
   for (const model::DevicePreset& p : model::device_presets()) {
     const model::DeviceSpec& d = p.spec;
-    fmt::print("{:<10}  {:>10.1f}  {:>10}  {:>8.0f}GB/s  {:>8}  {:>6.0f}GB/s  {:>4.0f}GB/s  {}\n",
-               p.name, d.peak_bf16 / 1e12,
-               d.peak_fp8 > 0 ? fmt::format("{:.1f}", d.peak_fp8 / 1e12) : "-",
-               d.memory_bandwidth / 1e9, format_memory(d.memory_capacity), d.link_bandwidth / 1e9,
-               d.network_bandwidth / 1e9, p.description);
+    fmt::print(
+        "{:<10}  {:>9.1f}  {:>9}  {:>9}  {:>6.0f}GB/s  {:>8}  {:>6.0f}GB/s  {:>4.0f}GB/s  {:>6}  "
+        "{}\n",
+        p.name, d.peak_bf16 / 1e12, peak(d.peak_fp8), peak(d.peak_nvfp4), d.memory_bandwidth / 1e9,
+        format_memory(d.memory_capacity), d.link_bandwidth / 1e9, d.network_bandwidth / 1e9,
+        d.nvlink_domain, p.description);
   }
   fmt::print(
-      "\nDense tensor-core peaks; bandwidths per direction. Sources: perflow devices "
+      "\nDense tensor-core peaks (fp4: NVFP4); bandwidths per direction; domain: the GPUs one "
+      "NVLink (Infinity Fabric) domain joins. Sources and the MXFP8 peaks: perflow devices "
       "--format json.\n");
 }
 

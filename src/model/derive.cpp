@@ -13,10 +13,22 @@ namespace perflow::model {
 namespace {
 
 void add(PositionCosts& costs, std::span<const Operator> ops, double count,
-         const DeviceSpec& device, Precision precision) {
+         const DeviceSpec& device, const Training& training) {
+  const Precision precision = training.precision;
+  const Quantisation quantisation = training.quantisation(device);
+  const double bandwidth = device.memory_bandwidth * device.efficiency.memory;
   for (const Operator& op : ops) {
     OperatorTime time{
         .name = std::string(op.name), .gemm = op.kind == OperatorKind::Gemm, .count = count};
+    // A Transformer Engine GEMM in a quantised run casts its input before F and its output
+    // gradient before B, memory-bound kernels.
+    const bool casts = op.kind == OperatorKind::Gemm && !op.sixteen_bit && quantised(precision);
+    const double batch = std::max(op.shape.batch, 1.0);
+    const std::array<CastCost, 3> cast = {
+        casts ? quantisation.input(op.input_after_norm) : CastCost{},
+        casts ? quantisation.gradient() : CastCost{}, CastCost{}};
+    const std::array<double, 3> cast_elements = {op.shape.m * op.shape.k * batch,
+                                                 op.shape.m * op.shape.n * batch, 0};
     for (const Pass pass : {kForward, kBackward, kWeight}) {
       time.flops[pass] = op.flops[pass] * count;
       if (op.kind == OperatorKind::Gemm) {
@@ -25,9 +37,10 @@ void add(PositionCosts& costs, std::span<const Operator> ops, double count,
       } else {
         time.seconds[pass] = operator_time(op, pass, device, precision) * count / 1e9;
       }
-      // In fp8, with Transformer Engine's casts (the weights' are cached).
-      const double casts = precision == Precision::Fp8 ? op.fp8_casts[pass] : 0.0;
-      time.kernels[pass] = (op.kernels[pass] + casts) * count;
+      time.quantise_seconds[pass] =
+          cast[pass].bytes_per_element * cast_elements[pass] / bandwidth * count;
+      time.seconds[pass] += time.quantise_seconds[pass];
+      time.kernels[pass] = (op.kernels[pass] + cast[pass].kernels) * count;
     }
     costs.forward_ns += time.seconds[kForward] * 1e9;
     costs.backward_ns += time.seconds[kBackward] * 1e9;
@@ -87,7 +100,8 @@ void set_host_work(PositionCosts& c, const Training& training, const Degrees& de
 bool same_operator(const Operator& a, const Operator& b) {
   return a.name == b.name && a.kind == b.kind && a.flops == b.flops && a.bytes == b.bytes &&
          a.shape.m == b.shape.m && a.shape.n == b.shape.n && a.shape.k == b.shape.k &&
-         a.shape.batch == b.shape.batch && a.kernels == b.kernels && a.fp8_casts == b.fp8_casts &&
+         a.shape.batch == b.shape.batch && a.kernels == b.kernels &&
+         a.input_after_norm == b.input_after_norm &&
          a.activation_operands == b.activation_operands && a.sixteen_bit == b.sixteen_bit;
 }
 
@@ -152,7 +166,7 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   }
   const Precision precision = training.precision;
   for (const auto& [op, count] : position_operators(model, training, degrees, kinds)) {
-    add(c, std::span(&op, 1), count, device, precision);
+    add(c, std::span(&op, 1), count, device, training);
   }
   // Megatron-Core's --recompute-modules mla_up_proj: the backward reruns MLA's up
   // projections (their forward GEMMs) to rebuild the Q, K and V it did not keep.
@@ -168,18 +182,38 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   }
   const double layer_forward_ns = c.forward_ns;
   double attention_forward_ns = 0;
+  double attention_backward_ns = 0;
   double attention_kernels = 0;  // the attention core's forward kernels
   for (const OperatorTime& op : c.operators) {
     if (is_attention_core(op.name)) {
       attention_forward_ns += op.seconds[kForward] * 1e9;
+      attention_backward_ns += op.seconds[kBackward] * 1e9;
       attention_kernels += op.kernels[kForward];
+    }
+  }
+  // Context parallelism: each attention layer's exchange with the other ranks of its
+  // sequence (a rank's K and V block, its Q, K, V and output; 2 bytes an element, on its
+  // tensor-parallel rank's heads).
+  if (training.context_parallel > 1) {
+    double attention_layers = 0;
+    for (const auto& [kind, count] : kinds) {
+      if (kind.has_attention()) attention_layers += count;
+    }
+    if (attention_layers > 0) {
+      const detail::Dimensions d = detail::dimensions(model, training, degrees.tensor);
+      c.context = {.layers = attention_layers,
+                   .kv_bytes = 2 * d.tokens * (d.kw + d.vw) / d.t,
+                   .qkv_bytes = 2 * d.tokens * (d.qw + d.kw + d.vw) / d.t,
+                   .output_bytes = 2 * d.tokens * d.ow / d.t,
+                   .attention_forward_ns = attention_forward_ns / attention_layers,
+                   .attention_backward_ns = attention_backward_ns / attention_layers};
     }
   }
   const std::size_t layer_operators = c.operators.size();
   if (layers.embedding)
-    add(c, embedding_operators(model, training, degrees.tensor), 1, device, precision);
-  if (layers.head) add(c, head_operators(model, training, degrees.tensor), 1, device, precision);
-  if (mtp > 0) add(c, mtp_operators(model, training, degrees.tensor), mtp, device, precision);
+    add(c, embedding_operators(model, training, degrees.tensor), 1, device, training);
+  if (layers.head) add(c, head_operators(model, training, degrees.tensor), 1, device, training);
+  if (mtp > 0) add(c, mtp_operators(model, training, degrees.tensor), mtp, device, training);
   // Recomputation reruns the layers' forward (full) or the attention core (selective) in an
   // R task before the backward.
   c.recompute_forward_ns = {0.0, attention_forward_ns, layer_forward_ns};
@@ -190,18 +224,20 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   // standard layer's attention and MLP, a hybrid model's one part.
   const auto [tp, b, s, tokens, h, f, qw, kw, vw, ow, latent, r] =
       detail::dimensions(model, training, degrees.tensor);
-  // Bytes of a GEMM input kept for the backward: Transformer Engine's fp8 Linear keeps its
-  // input quantised (transformer_engine/pytorch/module/linear.py saves the fp8 `inputmat`,
-  // one byte an element; so do LayerNormLinear's normalised input and GroupedLinear's), else
-  // the 2-byte activation itself.
-  const double q = precision == Precision::Fp8 ? 1.0 : 2.0;
+  // Bytes of a GEMM input kept for the backward: Transformer Engine's quantised Linear keeps
+  // its input quantised (transformer_engine/pytorch/module/linear.py saves the quantised
+  // `inputmat`, its columnwise copy only: fp8 one byte an element, MXFP8 and NVFP4 with their
+  // block scales; so do LayerNormLinear's normalised input and GroupedLinear's), else the
+  // 2-byte activation itself.
+  const Quantisation quantisation = training.quantisation(device);
+  const double q = quantisation.kept_input_bytes();
   // With dropout, the mask after each sublayer (1 byte); none at rate 0.
   const double mask = model.hidden_dropout > 0 ? 1.0 : 0.0;
   // The attention core keeps Q, K, V and its output (2 bytes; the output is the projection's
   // input; Q and the output a d wide, h unless the head width is set; with MLA Q and K
-  // a (nope + rope), V and the output a v). In fp8 the projection keeps its own 1-byte copy
-  // of it as well.
-  const double projection_copy = precision == Precision::Fp8 ? q * tokens * ow : 0.0;
+  // a (nope + rope), V and the output a v). Quantised, the projection keeps its own copy of
+  // it as well.
+  const double projection_copy = quantised(precision) ? q * tokens * ow : 0.0;
   // Recomputing MLA's up projections keeps none of Q, K and V, only the latents.
   const double attention_kept =
       2 * tokens * ((up_proj_recomputed ? 0.0 : qw + kw + vw) + ow) + projection_copy;
@@ -361,11 +397,12 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   c.gradient_bytes = gradient_width * c.parameters;
   c.optimizer_bytes =
       12 * c.parameters / (training.distributed_optimizer ? double(degrees.data) : 1.0);
-  // In fp8, Transformer Engine casts each GEMM weight to fp8 on a step's first microbatch and
-  // keeps the cast (its rowwise data for F and its transpose for B, a byte each) for the
-  // others: Megatron-Core's TE modules pass is_first_microbatch unless
+  // Quantised, Transformer Engine casts each GEMM weight on a step's first microbatch and
+  // keeps the cast for the others (fp8 on Hopper: its rowwise data for F and its transpose
+  // for B, a byte each; Blackwell needs no transpose; MXFP8 and NVFP4 both blockwise copies):
+  // Megatron-Core's TE modules pass is_first_microbatch unless
   // --disable-parameter-transpose-cache (megatron/core/extensions/transformer_engine.py).
-  c.fp8_weight_bytes = precision == Precision::Fp8 ? 2 * gemm_parameters : 0.0;
+  c.fp8_weight_bytes = quantisation.weight_cache_bytes() * gemm_parameters;
   // Expert parameters have data / EP replicas (the expert-data-parallel group), which also
   // shard their optimizer state (Megatron-LM).
   const double dp = degrees.data;

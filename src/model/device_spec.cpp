@@ -17,15 +17,24 @@ constexpr double kMiB = 1024.0 * 1024.0;
 // 81,920 MiB, H100 SXM 81,559 MiB, H200 143,771 MiB. The others keep their datasheet figure.
 
 // Scale-out: the NIC per GPU of the usual system (DGX A100: 200 Gb/s HDR; DGX H100, H200,
-// B200 and MI300X platforms: 400 Gb/s), as datasheets and S. Bekman's ml-engineering
-// network notes give them.
+// B200, GB200 NVL72 and MI300X platforms: 400 Gb/s; B300 and GB300 NVL72: ConnectX-8,
+// 800 Gb/s), as datasheets and S. Bekman's ml-engineering network notes give them.
+// Host links per direction: PCIe Gen4 x16 32 GB/s (A100), Gen5 64 GB/s, Gen6 128 GB/s
+// (B300); Frontier's MI250X reaches its CPU over Infinity Fabric, 36 GB/s a GCD; a Grace CPU's
+// NVLink-C2C (900 GB/s both ways) serves two GPUs, 225 GB/s each way a GPU.
+// NVLink domains: 8 GPUs on an HGX board (and an MI300X-MI355X platform's Infinity Fabric);
+// an NVL72 rack's NVLink switches join its 18 trays of 4 into one of 72, which NCCL treats as
+// one node (src/mnnvl.cc, its MNNVL clique), NVLink SHARP across it.
+// MXFP8 and NVFP4 need Blackwell's (and MI355X's, MXFP8 only) block-scaled tensor cores:
+// Transformer Engine lists neither on compute capability 9.0, CDNA3 has no MX instructions.
 // SMs (AMD: compute units) and each generation's tile_half (Efficiency): the tensor
 // multiply-adds an SM does per clock, datasheet peak / (2 x SMs x boost clock), over the
 // 64 two-byte elements its shared memory (AMD: LDS) delivers per clock (128 bytes; fp8
 // doubles both). A100: 312 TFLOPS / (2 x 108 x 1.41 GHz) = 1,024 -> 16. H100 and H200:
-// 2,048 -> 32 (989.4 TFLOPS over 132 SMs at 1.83 GHz). B200: 4,096 -> 64 (148 SMs; its
-// two-SM tiles, which share operand loads, are not modelled). MI250X: 512 -> 8 (220 CUs
-// at 1.7 GHz); MI300X, MI325X: 1,024 -> 16 (304 CUs at 2.1 GHz).
+// 2,048 -> 32 (989.4 TFLOPS over 132 SMs at 1.83 GHz). B200, B300: 4,096 -> 64 (148 SMs;
+// GB200, GB300: 152 at about 2 GHz; their two-SM tiles, which share operand loads, are not
+// modelled). MI250X: 512 -> 8 (220 CUs at 1.7 GHz); MI300X, MI325X: 1,024 -> 16 (304 CUs at
+// 2.1 GHz); MI355X: 2,048 -> 32 (256 CUs at 2.4 GHz).
 // gemm_max, the one constant calibrated per GPU type (docs/model.md, "GEMM efficiency"),
 // is Efficiency's default for every preset: 0.66 fits the step times of the 18 Megatron-LM
 // A100 runs of docs/model_validation/results.md. On the cuBLAS benchmarks of
@@ -47,6 +56,7 @@ constexpr std::array kPresets = {
                   .link_bandwidth = 300 * kGB,
                   .network_bandwidth = 25 * kGB,
                   .sms = 108,
+                  .host_link_bandwidth = 32 * kGB,
                   .generation = GpuGeneration::Ampere,
                   .efficiency = {.tile_half = 16}}},
     DevicePreset{"a100-80gb",
@@ -61,6 +71,7 @@ constexpr std::array kPresets = {
                   .link_bandwidth = 300 * kGB,
                   .network_bandwidth = 25 * kGB,
                   .sms = 108,
+                  .host_link_bandwidth = 32 * kGB,
                   .generation = GpuGeneration::Ampere,
                   .efficiency = {.tile_half = 16}}},
     DevicePreset{"h100-sxm",
@@ -76,6 +87,7 @@ constexpr std::array kPresets = {
                   .link_bandwidth = 450 * kGB,
                   .network_bandwidth = 50 * kGB,
                   .sms = 132,
+                  .host_link_bandwidth = 64 * kGB,
                   .generation = GpuGeneration::Hopper,
                   .nvls = true,
                   .efficiency = {.tile_half = 32}}},
@@ -92,6 +104,7 @@ constexpr std::array kPresets = {
                   .link_bandwidth = 64 * kGB,
                   .network_bandwidth = 25 * kGB,
                   .sms = 114,
+                  .host_link_bandwidth = 64 * kGB,
                   .generation = GpuGeneration::Hopper,
                   .scale_up = ScaleUp::Pcie,
                   .efficiency = {.tile_half = 32}}},
@@ -107,21 +120,94 @@ constexpr std::array kPresets = {
                   .link_bandwidth = 450 * kGB,
                   .network_bandwidth = 50 * kGB,
                   .sms = 132,
+                  .host_link_bandwidth = 64 * kGB,
                   .generation = GpuGeneration::Hopper,
                   .nvls = true,
                   .efficiency = {.tile_half = 32}}},
     DevicePreset{"b200",
                  "NVIDIA B200 (HGX B200) 180 GB",
-                 "NVIDIA HGX B200 specifications: per GPU BF16/FP16 2.25 PFLOPS and FP8 4.5 "
-                 "PFLOPS dense, HBM3e 7.7 TB/s, 180 GB, NVLink 5 1.8 TB/s (both directions)",
+                 "NVIDIA HGX B200 specifications, per GPU (half the sparsity figures): BF16/FP16 "
+                 "2.25 PFLOPS, FP8 and MXFP8 4.5, NVFP4 9 dense; HBM3e 7.7 TB/s (Blackwell "
+                 "technical brief); 180 GB (MLPerf's B200-SXM-180GB); NVLink 5 1.8 TB/s (both "
+                 "directions); ConnectX-7 400 Gb/s; PCIe Gen5 x16 to the host",
                  {.peak_bf16 = 2250 * kT,
                   .peak_fp16 = 2250 * kT,
                   .peak_fp8 = 4500 * kT,
+                  .peak_mxfp8 = 4500 * kT,
+                  .peak_nvfp4 = 9000 * kT,
                   .memory_bandwidth = 7700 * kGB,
                   .memory_capacity = 180 * kGB,
                   .link_bandwidth = 900 * kGB,
                   .network_bandwidth = 50 * kGB,
                   .sms = 148,
+                  .host_link_bandwidth = 64 * kGB,
+                  .generation = GpuGeneration::Blackwell,
+                  .nvls = true,
+                  .efficiency = {.tile_half = 64}}},
+    DevicePreset{"b300",
+                 "NVIDIA B300 (HGX B300, Blackwell Ultra) 270 GB",
+                 "NVIDIA HGX B300 specifications, per GPU (half the sparsity figures): BF16/FP16 "
+                 "2.25 PFLOPS, FP8 and MXFP8 4.5 (as B200), NVFP4 13.5 dense; HBM3e 7.7 TB/s; "
+                 "270 GB usable (MLPerf's B300-SXM-270GB); NVLink 5 1.8 TB/s (both directions); "
+                 "ConnectX-8 800 Gb/s; PCIe Gen6 x16 to the host",
+                 {.peak_bf16 = 2250 * kT,
+                  .peak_fp16 = 2250 * kT,
+                  .peak_fp8 = 4500 * kT,
+                  .peak_mxfp8 = 4500 * kT,
+                  .peak_nvfp4 = 13500 * kT,
+                  .memory_bandwidth = 7700 * kGB,
+                  .memory_capacity = 270 * kGB,
+                  .link_bandwidth = 900 * kGB,
+                  .network_bandwidth = 100 * kGB,
+                  .sms = 148,
+                  .host_link_bandwidth = 128 * kGB,
+                  .generation = GpuGeneration::Blackwell,
+                  .nvls = true,
+                  .efficiency = {.tile_half = 64}}},
+    DevicePreset{"gb200",
+                 "NVIDIA GB200 NVL72 (Grace Blackwell) 186 GB",
+                 "NVIDIA GB200 NVL72 specifications over 72 GPUs (half the sparsity figures): "
+                 "BF16/FP16 2.5 PFLOPS, FP8 and MXFP8 5, NVFP4 10 dense; HBM3e 13.4 TB and "
+                 "576 TB/s (186 GB, 8 TB/s a GPU; MLPerf's GB200-186GB); NVLink 5 1.8 TB/s "
+                 "(both directions) to all 72 GPUs of the rack over its NVLink switches, 4 GPUs "
+                 "a compute tray; ConnectX-7 400 Gb/s; NVLink-C2C 900 GB/s (both directions) "
+                 "from each Grace to its two GPUs",
+                 {.peak_bf16 = 2500 * kT,
+                  .peak_fp16 = 2500 * kT,
+                  .peak_fp8 = 5000 * kT,
+                  .peak_mxfp8 = 5000 * kT,
+                  .peak_nvfp4 = 10000 * kT,
+                  .memory_bandwidth = 8000 * kGB,
+                  .memory_capacity = 186 * kGB,
+                  .link_bandwidth = 900 * kGB,
+                  .network_bandwidth = 50 * kGB,
+                  .sms = 152,
+                  .gpus_per_node = 4,
+                  .nvlink_domain = 72,
+                  .host_link_bandwidth = 225 * kGB,
+                  .generation = GpuGeneration::Blackwell,
+                  .nvls = true,
+                  .efficiency = {.tile_half = 64}}},
+    DevicePreset{"gb300",
+                 "NVIDIA GB300 NVL72 (Grace Blackwell Ultra) 279 GB",
+                 "NVIDIA GB300 NVL72 specifications over 72 GPUs (half the sparsity figures): "
+                 "BF16/FP16 2.5 PFLOPS, FP8 and MXFP8 5, NVFP4 15 dense (Blackwell Ultra "
+                 "datasheet: 20 | 15); 279 GB usable (288 GB HBM3e), 8 TB/s; NVLink 5 1.8 TB/s "
+                 "(both directions) to all 72 GPUs of the rack, 4 GPUs a compute tray; "
+                 "ConnectX-8 800 Gb/s; NVLink-C2C from each Grace to its two GPUs",
+                 {.peak_bf16 = 2500 * kT,
+                  .peak_fp16 = 2500 * kT,
+                  .peak_fp8 = 5000 * kT,
+                  .peak_mxfp8 = 5000 * kT,
+                  .peak_nvfp4 = 15000 * kT,
+                  .memory_bandwidth = 8000 * kGB,
+                  .memory_capacity = 279 * kGB,
+                  .link_bandwidth = 900 * kGB,
+                  .network_bandwidth = 100 * kGB,
+                  .sms = 152,
+                  .gpus_per_node = 4,
+                  .nvlink_domain = 72,
+                  .host_link_bandwidth = 225 * kGB,
                   .generation = GpuGeneration::Blackwell,
                   .nvls = true,
                   .efficiency = {.tile_half = 64}}},
@@ -138,6 +224,9 @@ constexpr std::array kPresets = {
                   .link_bandwidth = 350 * kGB,
                   .network_bandwidth = 25 * kGB,
                   .sms = 220,
+                  .gpus_per_node = 4,
+                  .nvlink_domain = 4,
+                  .host_link_bandwidth = 72 * kGB,
                   .generation = GpuGeneration::Ampere,
                   .efficiency = {.tile_half = 8}}},
     DevicePreset{"mi300x",
@@ -153,6 +242,7 @@ constexpr std::array kPresets = {
                   .link_bandwidth = 448 * kGB,
                   .network_bandwidth = 50 * kGB,
                   .sms = 304,
+                  .host_link_bandwidth = 64 * kGB,
                   .generation = GpuGeneration::Ampere,
                   .efficiency = {.tile_half = 16}}},
     DevicePreset{"mi325x",
@@ -168,8 +258,29 @@ constexpr std::array kPresets = {
                   .link_bandwidth = 448 * kGB,
                   .network_bandwidth = 50 * kGB,
                   .sms = 304,
+                  .host_link_bandwidth = 64 * kGB,
                   .generation = GpuGeneration::Ampere,
                   .efficiency = {.tile_half = 16}}},
+    DevicePreset{"mi355x",
+                 "AMD Instinct MI355X 288 GB",
+                 "AMD, \"Matrix Core Programming on CDNA3 and CDNA4\" (ROCm blog): 1,024 matrix "
+                 "cores at 2.4 GHz, FP16/BF16 2.5 PFLOPS, FP8 and MXFP8 5.0 dense (MX "
+                 "instructions at FP8's rate; MXFP4 10, no NVFP4); 256 CUs; HBM3e 8 TB/s, 288 "
+                 "GB; Infinity Fabric 7 x 153.6 GB/s (both directions); a 400 Gb/s NIC; PCIe "
+                 "Gen5 x16 to the host",
+                 {.peak_bf16 = 2516.6 * kT,
+                  .peak_fp16 = 2516.6 * kT,
+                  .peak_fp8 = 5033.2 * kT,
+                  .peak_mxfp8 = 5033.2 * kT,
+                  .peak_nvfp4 = 0,
+                  .memory_bandwidth = 8000 * kGB,
+                  .memory_capacity = 288 * kGB,
+                  .link_bandwidth = 537.6 * kGB,
+                  .network_bandwidth = 50 * kGB,
+                  .sms = 256,
+                  .host_link_bandwidth = 64 * kGB,
+                  .generation = GpuGeneration::Ampere,
+                  .efficiency = {.tile_half = 32}}},
 };
 
 }  // namespace
@@ -180,6 +291,10 @@ std::string_view to_string(Precision precision) {
       return "fp16";
     case Precision::Fp8:
       return "fp8";
+    case Precision::Mxfp8:
+      return "mxfp8";
+    case Precision::Nvfp4:
+      return "nvfp4";
     case Precision::Bf16:
       break;
   }
@@ -187,9 +302,9 @@ std::string_view to_string(Precision precision) {
 }
 
 std::optional<Precision> parse_precision(std::string_view text) {
-  if (text == "bf16") return Precision::Bf16;
-  if (text == "fp16") return Precision::Fp16;
-  if (text == "fp8") return Precision::Fp8;
+  for (const Precision p : kPrecisions) {
+    if (to_string(p) == text) return p;
+  }
   return std::nullopt;
 }
 
@@ -199,6 +314,10 @@ double DeviceSpec::peak(Precision precision) const {
       return peak_fp16;
     case Precision::Fp8:
       return peak_fp8;
+    case Precision::Mxfp8:
+      return peak_mxfp8;
+    case Precision::Nvfp4:
+      return peak_nvfp4;
     case Precision::Bf16:
       break;
   }

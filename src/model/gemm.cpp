@@ -38,7 +38,18 @@ GemmPlan plan_uncached(const GemmShape& shape, const DeviceSpec& device, Precisi
   if (flops <= 0 || peak <= 0) return best;
   const Efficiency& e = device.efficiency;
   const double sms = device.sms > 0 ? device.sms : 1;
-  const double input_bytes = precision == Precision::Fp8 ? 1 : 2;
+  const double input_bytes = element_bytes(precision);
+  // tile_half is the bf16 tile's: a narrower type does `rate` times the multiply-adds per
+  // clock on `2 / input_bytes` times the elements a load brings, so half the peak needs
+  // rate x input_bytes / 2 times the reuse (fp8 on Hopper: 2 x 1/2, the same). The rate is
+  // the ratio of the datasheet peaks, which round it: to the nearest quarter; where the
+  // peaks are one number (a device type's peak_flops), the type's usual one (fp8 twice
+  // bf16, fp4 four times).
+  const double usual_rate = precision == Precision::Nvfp4 ? 4.0 : quantised(precision) ? 2.0 : 1.0;
+  const double rate = device.peak_bf16 > 0 && peak != device.peak_bf16
+                          ? std::max(1.0, std::round(4 * peak / device.peak_bf16) / 4)
+                          : usual_rate;
+  const double tile_half = e.tile_half * rate * input_bytes / 2;
   const double output_bytes = output == GemmOutput::AccumulatedGradient ? 8 : 2;
   const double bandwidth = device.memory_bandwidth;
   const double achievable = bandwidth * e.memory;
@@ -48,9 +59,9 @@ GemmPlan plan_uncached(const GemmShape& shape, const DeviceSpec& device, Precisi
       ((shape.m * shape.k + shape.k * shape.n) * input_bytes + shape.m * shape.n * output_bytes) /
       achievable;
   const double largest = reuse(kTiles.front());
-  const double largest_efficiency = largest / (largest + e.tile_half);
+  const double largest_efficiency = largest / (largest + tile_half);
   for (const GemmTile tile : kTiles) {
-    const double tile_efficiency = reuse(tile) / (reuse(tile) + e.tile_half) / largest_efficiency;
+    const double tile_efficiency = reuse(tile) / (reuse(tile) + tile_half) / largest_efficiency;
     const double sm_rate = peak / sms * e.gemm_max * tile_efficiency;
     const double tiles = shape.batch * std::ceil(shape.m / tile.m) * std::ceil(shape.n / tile.n);
     const double area = double(tile.m) * tile.n;
@@ -84,7 +95,7 @@ GemmPlan plan_uncached(const GemmShape& shape, const DeviceSpec& device, Precisi
 // GPU (every layer, chunk and stage of a type; every plan of a search that shares a tensor
 // degree and micro batch), so each thread remembers its recent answers.
 struct PlanKey {
-  std::array<double, 11> values{};
+  std::array<double, 12> values{};
   std::uint8_t precision = 0;
   std::uint8_t output = 0;
   bool operator==(const PlanKey&) const = default;
@@ -115,11 +126,11 @@ struct CachedPlan {
 GemmPlan plan_gemm(const GemmShape& shape, const DeviceSpec& device, Precision precision,
                    GemmOutput output) {
   const Efficiency& e = device.efficiency;
-  const PlanKey key{
-      {shape.m, shape.n, shape.k, shape.batch, device.peak(precision), double(device.sms),
-       device.memory_bandwidth, e.gemm_max, e.tile_half, e.gemm_latency, e.memory},
-      static_cast<std::uint8_t>(precision),
-      static_cast<std::uint8_t>(output)};
+  const PlanKey key{{shape.m, shape.n, shape.k, shape.batch, device.peak(precision),
+                     device.peak_bf16, double(device.sms), device.memory_bandwidth, e.gemm_max,
+                     e.tile_half, e.gemm_latency, e.memory},
+                    static_cast<std::uint8_t>(precision),
+                    static_cast<std::uint8_t>(output)};
   thread_local std::array<CachedPlan, 256> cache{};
   CachedPlan& slot = cache[hash(key) % cache.size()];
   if (slot.filled && slot.key == key) return slot.plan;

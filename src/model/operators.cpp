@@ -17,22 +17,20 @@ constexpr double kActivationBytes = 2;  // bf16 / fp16 activations (fp8 runs kee
 // launches them: one GEMM each for the output, the input gradient and the weight gradient.
 constexpr std::array<double, 3> kGemmKernels = {1, 1, 1};
 
-// In fp8 a Transformer Engine GEMM casts its input (F) and its output gradient (B).
-constexpr std::array<double, 3> kFp8Casts = {1, 1, 0};
-// After a LayerNormLinear's norm, which writes its output in fp8: the gradient's cast only.
-constexpr std::array<double, 3> kFp8CastsAfterNorm = {0, 1, 0};
+// Whether a Transformer Engine GEMM's input is a LayerNormLinear's norm output.
+enum class Input : std::uint8_t { Plain, AfterNorm };
 
-// A Transformer Engine GEMM (fp8 in an fp8 run, with its casts) or, `sixteen_bit`, a plain
-// PyTorch one that stays in 16 bits and casts nothing.
-Operator gemm(std::string_view name, double m, double k, double n,
-              std::array<double, 3> fp8_casts = kFp8Casts, bool sixteen_bit = false) {
+// A Transformer Engine GEMM (quantised in an fp8 or fp4 run, with its casts) or,
+// `sixteen_bit`, a plain PyTorch one that stays in 16 bits and casts nothing.
+Operator gemm(std::string_view name, double m, double k, double n, Input input = Input::Plain,
+              bool sixteen_bit = false) {
   const double flops = 2 * m * k * n;
   return {.name = name,
           .kind = OperatorKind::Gemm,
           .flops = {flops, flops, flops},
           .shape = {.m = m, .n = n, .k = k},
           .kernels = kGemmKernels,
-          .fp8_casts = sixteen_bit ? std::array<double, 3>{} : fp8_casts,
+          .input_after_norm = input == Input::AfterNorm,
           .sixteen_bit = sixteen_bit};
 }
 
@@ -68,12 +66,12 @@ struct MlpNames {
 // through the router and the dispatcher).
 void append_mlp(std::vector<Operator>& ops, const MlpNames& names, Mlp mlp, double tokens, double h,
                 double f, double t, bool after_norm) {
-  const std::array<double, 3> first_casts = after_norm ? kFp8CastsAfterNorm : kFp8Casts;
+  const Input first_input = after_norm ? Input::AfterNorm : Input::Plain;
   if (mlp == Mlp::SwiGlu) {
-    ops.push_back(gemm(names.gate_up, tokens, h, 2 * f / t, first_casts));
+    ops.push_back(gemm(names.gate_up, tokens, h, 2 * f / t, first_input));
     ops.push_back(memory(names.swiglu, 3 * tokens * f / t, 5 * tokens * f / t, 0, {1, 1, 0}));
   } else {
-    ops.push_back(gemm(names.up, tokens, h, f / t, first_casts));
+    ops.push_back(gemm(names.up, tokens, h, f / t, first_input));
     ops.push_back(memory(names.gelu, 2 * tokens * f / t, 3 * tokens * f / t, 0, {1, 1, 0}));
   }
   ops.push_back(gemm(names.down, tokens, f / t, h));
@@ -101,16 +99,16 @@ std::vector<Operator> attention_operators(const Transformer& model, const Traini
     const double rope = m.qk_rope_head_dim;
     if (m.q_lora_rank > 0) {
       ops.push_back(gemm("q_down", tokens * r, h, m.q_lora_rank));
-      ops.push_back(gemm("q_up", tokens, m.q_lora_rank, qw / t, kFp8CastsAfterNorm));
+      ops.push_back(gemm("q_up", tokens, m.q_lora_rank, qw / t, Input::AfterNorm));
     } else {
       ops.push_back(gemm("q_proj", tokens, h, qw / t));
     }
     ops.push_back(gemm("kv_down", tokens * r, h, m.kv_lora_rank + rope));
     ops.push_back(gemm("kv_up", tokens, m.kv_lora_rank,
                        double(model.heads) * (m.qk_nope_head_dim + m.v_head_dim) / t,
-                       kFp8CastsAfterNorm));
+                       Input::AfterNorm));
   } else {
-    ops.push_back(gemm("qkv", tokens, h, (qw + kw + vw) / t, kFp8CastsAfterNorm));
+    ops.push_back(gemm("qkv", tokens, h, (qw + kw + vw) / t, Input::AfterNorm));
   }
   if (training.flash_attention) {
     // Scores (2 T s a d_qk / t FLOPs) and values (2 T s a d_v / t; a d = h unless the head
@@ -123,11 +121,14 @@ std::vector<Operator> attention_operators(const Transformer& model, const Traini
     const double flops = 2 * tokens * keys * (qw + ow) / t;
     // Its kernels: the fused forward; the backward's preprocessing (dO . O), main kernel and
     // dQ conversion (FlashAttention-2's flash_bwd_dot_do_o, flash_bwd_dq_dk_dv and
-    // flash_bwd_convert_dq kernels).
+    // flash_bwd_convert_dq kernels). A context-parallel ring runs them once a step, one step
+    // per rank's K and V block (Transformer Engine's AttnFuncWithCPAndKVP2P).
+    const double steps =
+        training.cp_comm == CpComm::P2p ? std::max(training.context_parallel, 1u) : 1;
     ops.push_back({.name = windowed ? "window_attention" : "attention",
                    .kind = OperatorKind::Attention,
                    .flops = {flops, 2 * flops, 0},
-                   .kernels = {1, 3, 0}});
+                   .kernels = {steps, 3 * steps, 0}});
   } else {
     // Batched GEMMs per head and sample: the scores Q K^T (s x s, reducing d) and the
     // context P V (s x d, reducing s); the s x s scores go through memory for the softmax
@@ -161,7 +162,7 @@ std::vector<Operator> moe_mlp_operators(const Transformer& model, const Training
   // The router scores this rank's tokens (T r: split with sequence parallelism) against every
   // expert; its h x E weight is replicated over the tensor-parallel ranks (Megatron-LM's
   // TopKRouter).
-  ops.push_back(gemm("router", d.tokens * d.r, d.h, experts, {}, true));
+  ops.push_back(gemm("router", d.tokens * d.r, d.h, experts, Input::Plain, true));
   // Beside its GEMM: the scores' softmax or sigmoid, the top-k and the probabilities'
   // normalisation, and their gradients.
   ops.back().kernels = {4, 3, 1};
@@ -220,7 +221,7 @@ std::vector<Operator> mamba_operators(const Transformer& model, const Training& 
   const double conv = inner + bc;  // the channels the convolution and the scan read
   std::vector<Operator> ops;
   // in_proj, with the layer's norm fused in (LayerNormColumnParallelLinear): z, x, B, C, dt.
-  ops.push_back(gemm("mamba_in_proj", tokens, d.h, 2 * inner + bc + heads, kFp8CastsAfterNorm));
+  ops.push_back(gemm("mamba_in_proj", tokens, d.h, 2 * inner + bc + heads, Input::AfterNorm));
   // The causal depthwise convolution and its SiLU (causal_conv1d): read x, B and C, write them;
   // the backward reads them and their gradient, writes the input's gradient and reduces the
   // weights' (one kernel each way).
@@ -292,7 +293,8 @@ std::vector<Operator> head_operators(const Transformer& model, const Training& t
   const double t = d.t, tokens = d.tokens, h = d.h, r = d.r;
   const double logits = tokens * model.vocab / t;
   return {memory("final_norm", 2 * tokens * h * r, 3 * tokens * h * r, 0, {1, 2, 0}),
-          gemm("lm_head", tokens, h, model.vocab / t, {}, true),  // Megatron's output layer: not TE
+          gemm("lm_head", tokens, h, model.vocab / t, Input::Plain,
+               true),  // Megatron's output layer: not TE
           // Cross-entropy in fp32 over the logits: read them, write fp32 probabilities,
           // reduce; the backward writes the logits' gradient (2-byte units). Megatron-LM's
           // vocabulary-parallel cross-entropy: the logits' max, shift, exponentials, their
@@ -324,7 +326,7 @@ std::vector<Operator> mtp_operators(const Transformer& model, const Training& tr
 GemmPlan operator_gemm_plan(const Operator& op, Pass pass, const DeviceSpec& device,
                             Precision precision) {
   if (op.kind != OperatorKind::Gemm || op.flops[pass] == 0) return {};
-  if (op.sixteen_bit && precision == Precision::Fp8) precision = Precision::Bf16;
+  if (op.sixteen_bit && quantised(precision)) precision = Precision::Bf16;
   const GemmShape& x = op.shape;
   const GemmShape input_gradient{.m = x.m, .n = x.k, .k = x.n, .batch = x.batch};
   const GemmShape weight_gradient{.m = x.k, .n = x.n, .k = x.m, .batch = x.batch};
@@ -354,8 +356,8 @@ double operator_time(const Operator& op, Pass pass, const DeviceSpec& device, Pr
     case OperatorKind::Gemm:
       return operator_gemm_plan(op, pass, device, precision).ns;
     case OperatorKind::Attention: {
-      // Attention stays in 16-bit arithmetic in fp8 runs (Transformer Engine).
-      const double peak = device.peak(precision == Precision::Fp8 ? Precision::Bf16 : precision);
+      // Attention stays in 16-bit arithmetic in fp8 and fp4 runs (Transformer Engine).
+      const double peak = device.peak(quantised(precision) ? Precision::Bf16 : precision);
       const double fraction = pass == kForward ? e.attention_forward : e.attention_backward;
       return op.flops[pass] == 0 ? 0 : op.flops[pass] / (peak * fraction) * 1e9;
     }

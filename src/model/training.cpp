@@ -40,4 +40,23 @@ std::optional<Recompute> parse_recompute(std::string_view text) {
   return std::nullopt;
 }
 
+std::string_view to_string(CpComm comm) {
+  switch (comm) {
+    case CpComm::AllGather:
+      return "all_gather";
+    case CpComm::A2a:
+      return "a2a";
+    case CpComm::P2p:
+      break;
+  }
+  return "p2p";
+}
+
+std::optional<CpComm> parse_cp_comm(std::string_view text) {
+  for (const CpComm c : {CpComm::P2p, CpComm::AllGather, CpComm::A2a}) {
+    if (to_string(c) == text) return c;
+  }
+  return std::nullopt;
+}
+
 }  // namespace perflow::model

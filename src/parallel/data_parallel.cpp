@@ -27,13 +27,13 @@ TimeNs data_parallel_collective_time(const DataParallelSpec& spec, TaskKind kind
     const Collective collective = kind == TaskKind::AllReduce       ? Collective::AllReduce
                                   : kind == TaskKind::ReduceScatter ? Collective::ReduceScatter
                                                                     : Collective::AllGather;
-    return nccl_collective_time(collective, bytes, spec.degree, *spec.nccl).time;
+    return nccl_collective_time(collective, bytes, spec.ranks(), *spec.nccl).time;
   }
   return kind == TaskKind::AllReduce
-             ? ring_all_reduce_time(bytes, spec.degree, spec.latency, spec.bandwidth)
+             ? ring_all_reduce_time(bytes, spec.ranks(), spec.latency, spec.bandwidth)
          : kind == TaskKind::ReduceScatter
-             ? ring_reduce_scatter_time(bytes, spec.degree, spec.latency, spec.bandwidth)
-             : ring_all_gather_time(bytes, spec.degree, spec.latency, spec.bandwidth);
+             ? ring_reduce_scatter_time(bytes, spec.ranks(), spec.latency, spec.bandwidth)
+             : ring_all_gather_time(bytes, spec.ranks(), spec.latency, spec.bandwidth);
 }
 
 // ceil(total / size) buckets, one when there is no size or the bytes fit in one.
@@ -145,7 +145,7 @@ EventGraph add_data_parallel(EventGraph&& base, const DataParallelSpec& spec) {
     std::vector<TaskId> reductions;
     std::vector<std::pair<std::pair<std::uint32_t, std::uint32_t>, Buckets>> gathers;
     LaneId lane;
-    if (spec.degree > 1) {
+    if (spec.ranks() > 1) {
       lane = builder.add_lane(DeviceId{d}, spec.sharded ? "dp collectives" : "dp all-reduce");
       for (const auto& [position, key, b] : by_position) {
         if (b.count() > kMaxGradientBuckets) {

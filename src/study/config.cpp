@@ -118,6 +118,8 @@ void parse_parallelism(const JsonCursor& c, Config& config) {
   degree("data_parallel", config.data_parallel.degree);
   degree("tensor_parallel", config.tensor_parallel);
   degree("expert_parallel", config.expert_parallel);
+  degree("context_parallel", config.context_parallel);
+  config.data_parallel.context = config.context_parallel;
   // The expert-parallel ranks are data-parallel replicas of a stage (Megatron-LM, DeepSeek-V3).
   if (config.data_parallel.degree % config.expert_parallel != 0) {
     c.at("expert_parallel")
@@ -258,7 +260,7 @@ std::optional<Throughput> throughput(const Config& config, TimeNs makespan) {
   const ModelPlan& plan = *config.model;
   Throughput t;
   t.gpus =
-      std::uint64_t{config.pipeline.stages} * config.tensor_parallel * config.data_parallel.degree;
+      std::uint64_t{config.pipeline.stages} * config.tensor_parallel * config.data_parallel.ranks();
   const double samples = double(config.pipeline.microbatches) * plan.training.micro_batch_size *
                          config.data_parallel.degree;
   const double seconds = double(makespan) / 1e9;
@@ -398,7 +400,7 @@ void check_run_memory(const Config& config, std::uint64_t tasks) {
   // Data parallelism and lowered communication copy the graph and add about a task per
   // task: about three times the memory.
   const bool extended =
-      config.data_parallel.degree > 1 || config.lower_communication || config.blocking_p2p ||
+      config.data_parallel.ranks() > 1 || config.lower_communication || config.blocking_p2p ||
       config.iterations.count > 1 || config.offloads ||
       parallel::any_recompute(config.costs, config.pipeline.stages, config.pipeline.chunks) ||
       parallel::any_all_to_all(config.costs, config.pipeline.stages, config.pipeline.chunks);
@@ -466,7 +468,7 @@ passes::Recipe recipe_of(const Config& config) {
   if (parallel::any_recompute(config.costs, config.pipeline.stages, config.pipeline.chunks)) {
     recipe.then(passes::Recompute{config.costs});
   }
-  if (dp.degree > 1 || positive(dp.optimizer) || positive(dp.step_overhead)) {
+  if (dp.ranks() > 1 || positive(dp.optimizer) || positive(dp.step_overhead)) {
     recipe.then(passes::DataParallel{dp});
   }
   if (config.offloads) recipe.then(passes::Offload{config.offload});

@@ -16,7 +16,9 @@ constexpr std::string_view kCollectivePricings[] = {"nccl", "ring"};
 constexpr std::string_view kPer[] = {kCostsPerChunk, kCostsPerStage};
 constexpr std::string_view kMlps[] = {"gelu", "swiglu"};
 constexpr std::string_view kAttentions[] = {"mha", "gqa", "mla"};
-constexpr std::string_view kPrecisions[] = {"bf16", "fp16", "fp8"};
+constexpr std::string_view kPrecisions[] = {"bf16", "fp16", "fp8", "mxfp8", "nvfp4"};
+constexpr std::string_view kCpComms[] = {"p2p", "all_gather", "a2a"};
+constexpr std::string_view kFp8Recipes[] = {"delayed", "current", "blockwise"};
 constexpr std::string_view kRecomputes[] = {"none", "selective", "full"};
 constexpr std::string_view kReduceDtypes[] = {"fp32", "bf16", "fp16"};
 constexpr std::string_view kMoeDispatchers[] = {"alltoall", "deepep"};
@@ -249,8 +251,8 @@ constexpr Field kDeviceTypeFields[] = {
     {.name = "host_link",
      .kind = K::Object,
      .description = "its link to host memory (PCIe, NVLink-C2C) for offloading (default: "
-                    "/network/host_link)",
-     .default_value = "/network/host_link",
+                    "/network/host_link, else its preset's)",
+     .default_value = "/network/host_link, else the preset's",
      .section = &kLinkSection},
     {.name = "preset",
      .kind = K::DevicePreset,
@@ -412,7 +414,7 @@ constexpr Field kNetworkFields[] = {
     {.name = "host_link",
      .kind = K::Object,
      .description = "every device's link to host memory for offloading, unless its device "
-                    "type gives one",
+                    "type gives one (default: the GPU preset's, PCIe or NVLink-C2C)",
      .section = &kLinkSection},
     {.name = "collectives",
      .kind = K::Choice,
@@ -432,8 +434,18 @@ constexpr Field kNetworkFields[] = {
      .kind = K::Integer,
      .description = "GPUs per node (default 8), ranks placed tensor parallel first, then "
                     "data parallel, then pipeline (Megatron-Core's order): a tensor-parallel, "
-                    "data-parallel or all-to-all group that spans nodes crosses inter_node",
+                    "data-parallel or all-to-all group that spans nodes crosses inter_node "
+                    "(unless nvlink_domain joins the nodes)",
      .default_value = "8",
+     .min = 1,
+     .max = kMaxSize},
+    {.name = "nvlink_domain",
+     .kind = K::Integer,
+     .description = "GPUs that reach each other over the scale-up link (NVLink, Infinity "
+                    "Fabric): a group whose ranks lie in one domain stays on intra_node. "
+                    "Default: the GPU preset's when its NVLink spans nodes (72 on GB200 and "
+                    "GB300 NVL72 racks), else gpus_per_node",
+     .default_value = "the preset's NVL72 rack, else gpus_per_node",
      .min = 1,
      .max = kMaxSize},
 };
@@ -458,6 +470,21 @@ constexpr Field kParallelismFields[] = {
      .default_value = "1",
      .min = 1,
      .max = kMaxDegree},
+    {.name = "context_parallel",
+     .kind = K::Integer,
+     .description = "context-parallel ranks: each sample's sequence split over them (with "
+                    "/model; default 1); gradients reduce over data x context parallelism",
+     .default_value = "1",
+     .min = 1,
+     .max = kMaxDegree},
+    {.name = "cp_comm",
+     .kind = K::Choice,
+     .description = "how context-parallel attention reaches the other ranks' keys and values "
+                    "(Megatron-Core's --cp-comm-type): p2p (default; K and V blocks passed "
+                    "around the ring under the attention), all_gather, or a2a (Ulysses' "
+                    "all-to-alls of Q, K, V and the output)",
+     .default_value = "p2p",
+     .choices = kCpComms},
     {.name = "overlap_grad_reduce",
      .kind = K::Boolean,
      .description = "gradients are reduced bucket by bucket as the backward produces them, "
@@ -789,9 +816,19 @@ constexpr Field kTrainingFields[] = {
      .max = 1 << 30},
     {.name = "precision",
      .kind = K::Choice,
-     .description = "tensor-core arithmetic (default bf16)",
+     .description = "the GEMMs' tensor-core arithmetic (default bf16): fp8, mxfp8 (32-element "
+                    "blocks) and nvfp4 (16-element blocks) as Transformer Engine runs them, "
+                    "with their casts; attention, router, norms and LM head stay in bf16",
      .default_value = "bf16",
      .choices = kPrecisions},
+    {.name = "fp8_recipe",
+     .kind = K::Choice,
+     .description = "with precision fp8, its scaling (Megatron-LM's --fp8-recipe): delayed "
+                    "(default; the amax history's), current (each tensor's own amax, read "
+                    "first; Megatron's tensorwise) or blockwise (a scale per 128 elements, "
+                    "Hopper or newer)",
+     .default_value = "delayed",
+     .choices = kFp8Recipes},
     {.name = "recompute",
      .kind = K::Choice,
      .description = "activation recomputation (default none); its time is part of B",

@@ -60,6 +60,8 @@ struct PartialCosts {
   // Derived: what the MoE layers route, priced by the dispatcher (hand-given a2a_bytes or
   // a2a_per_pass replace it).
   std::optional<MoeRouting> moe_routing;
+  // Derived: what context parallelism exchanges in the attention layers.
+  std::optional<model::ContextExchange> context;
   // Where the user gave them (for errors at the field; unset when derived).
   std::optional<JsonCursor> a2a_bytes_at, a2a_per_pass_at, forward_backward_at;
 
@@ -155,6 +157,7 @@ PartialCosts derived_costs(const model::PositionCosts& p, double stage_static_me
   out.a2a_bytes = p.a2a_bytes;
   out.a2a_per_pass = p.a2a_per_pass;
   if (p.moe_routing.layers > 0) out.moe_routing = p.moe_routing;
+  if (p.context.layers > 0) out.context = p.context;
   out.recompute = recompute;  // its time and what F keeps: from the mode resolved at the end
   return out;
 }
@@ -308,10 +311,25 @@ TimeNs tensor_parallel_time(std::uint32_t degree, const simulator::Link& link,
 }
 
 // The expert-parallel ranks are data-parallel replicas, tensor_parallel ranks apart
-// (Megatron-LM's rank order: tensor first), so a node holds gpus_per_node / TP of them.
+// (Megatron-LM's rank order: tensor first), so an NVLink domain holds nvlink_domain / TP of
+// them.
 std::uint32_t expert_ranks_per_node(const Config& config) {
   return std::max<std::uint32_t>(
-      1, config.gpus_per_node / std::max<std::uint32_t>(config.tensor_parallel, 1));
+      1, config.nvlink_domain / std::max<std::uint32_t>(config.tensor_parallel, 1));
+}
+
+// The scale-up domain the GPUs' presets give: theirs (the smallest) when every stage has a
+// GPU whose NVLink spans nodes (an NVL72 rack's 72 over trays of 4), else the node's GPUs.
+// NCCL treats the GPUs of one multi-node NVLink domain as one node (its MNNVL support), so a
+// group inside the rack runs as one inside an HGX board does.
+std::uint32_t preset_nvlink_domain(std::span<const std::optional<model::DeviceSpec>> gpus,
+                                   std::uint32_t gpus_per_node) {
+  std::uint32_t domain = 0;
+  for (const auto& gpu : gpus) {
+    if (!gpu || gpu->nvlink_domain <= gpu->gpus_per_node) return gpus_per_node;
+    domain = domain == 0 ? gpu->nvlink_domain : std::min(domain, gpu->nvlink_domain);
+  }
+  return domain == 0 ? gpus_per_node : domain;
 }
 
 // Whether a chunk's all-to-alls are its MoE layers' dispatcher's (derived, NCCL pricing), not
@@ -359,8 +377,8 @@ simulator::Link read_link(const JsonCursor& c, simulator::Link defaults = {}) {
 }
 
 // How many of a group's `size` ranks, `stride` apart, share a node (placed as
-// group_in_one_node describes): all of them in a job of one node, else gpus_per_node /
-// stride of them (at least 1, at most the group).
+// group_in_one_node describes; a node here is an NVLink domain): all of them in a job of one
+// node, else gpus_per_node / stride of them (at least 1, at most the group).
 std::uint32_t group_ranks_per_node(std::uint32_t size, std::uint32_t stride, std::uint64_t world,
                                    std::uint32_t gpus_per_node) {
   if (world <= gpus_per_node) return size;
@@ -399,6 +417,64 @@ parallel::NcclNetwork gpus_nccl_network(std::span<const std::optional<model::Dev
     any = true;
   }
   return net;
+}
+
+// What context parallelism adds to one F (or, `backward`, one B) of a chunk: its attention
+// layers' exchanges with the other ranks of their sequence, priced over the link the
+// context-parallel group spans (with NCCL pricing, at what NCCL reaches of it).
+//  - p2p (Transformer Engine's ring attention): cp steps of the attention core, each on the
+//    K and V block received in the step before while that block goes on to the next rank;
+//    a step waits for its block where the transfer is the longer, (cp - 1) x max(0, transfer
+//    - attention / cp) a layer. B passes K and V with their gradients: twice the bytes.
+//  - all_gather: F gathers every rank's K and V before the attention; B gathers them again
+//    and reduce-scatters their gradients.
+//  - a2a (Ulysses): an all-to-all of Q, K and V before the attention (sequence split to head
+//    split) and of its output after; B the same in reverse.
+TimeNs context_parallel_time(const Config& config, const model::ContextExchange& x, bool backward) {
+  const std::uint32_t cp = config.context_parallel;
+  if (cp <= 1 || x.layers <= 0) return 0;
+  const model::CpComm comm = config.model->training.cp_comm;
+  const bool in_node = config.context_parallel_link == "intra_node";
+  const simulator::Link& link =
+      in_node ? config.simulation.intra_node : config.simulation.inter_node;
+  const std::optional<parallel::NcclNetwork>& nccl = config.context_parallel_nccl;
+  TimeNs layer = 0;
+  if (comm == model::CpComm::P2p) {
+    double bandwidth = link.bandwidth;
+    if (nccl) {
+      bandwidth *= in_node ? parallel::nccl_link_fraction(nccl->scale_up, nccl->generation)
+                           : parallel::kNcclNetFraction;
+    }
+    const double bytes = (backward ? 2 : 1) * x.kv_bytes;
+    const double transfer = double(link.latency) + (bandwidth > 0 ? bytes / bandwidth * 1e9 : 0.0);
+    const double step = (backward ? x.attention_backward_ns : x.attention_forward_ns) / cp;
+    layer = static_cast<TimeNs>(std::llround((cp - 1) * std::max(0.0, transfer - step)));
+  } else {
+    using parallel::Collective;
+    const auto collective = [&](Collective kind, double bytes) {
+      return nccl ? parallel::nccl_collective_time(kind, bytes, cp, *nccl).time
+             : kind == Collective::AllGather
+                 ? parallel::ring_all_gather_time(bytes, cp, link.latency, link.bandwidth)
+                 : parallel::ring_reduce_scatter_time(bytes, cp, link.latency, link.bandwidth);
+    };
+    const auto all_to_all = [&](double bytes) {
+      if (nccl) return parallel::nccl_all_to_all_time(bytes, cp, *nccl);
+      const simulator::Link& intra = config.simulation.intra_node;
+      const simulator::Link& inter = config.simulation.inter_node;
+      const std::uint32_t per_node = std::max<std::uint32_t>(
+          1, config.nvlink_domain / std::max<std::uint32_t>(config.tensor_parallel, 1));
+      return parallel::pairwise_all_to_all_time(
+          bytes, cp, per_node, {intra.latency, intra.bandwidth}, {inter.latency, inter.bandwidth});
+    };
+    if (comm == model::CpComm::AllGather) {
+      const double gathered = x.kv_bytes * cp;
+      layer = collective(Collective::AllGather, gathered) +
+              (backward ? collective(Collective::ReduceScatter, gathered) : 0);
+    } else {
+      layer = all_to_all(x.qkv_bytes) + all_to_all(x.output_bytes);
+    }
+  }
+  return static_cast<TimeNs>(std::llround(double(layer) * x.layers));
 }
 
 parallel::MoeDispatchCost moe_dispatch(const Config& config, const MoeRouting& routing) {
@@ -615,7 +691,7 @@ void resolve_gradient_buckets(const JsonCursor& root, Config& config) {
   }
   const double parameters = config.grad_bucket_size.value_or(std::max(40e6, 1e6 * dp.degree));
   dp.bucket_bytes.assign(1, parameters * (training != nullptr ? training->gradient_width() : 4.0));
-  if (config.grad_bucket_size && dp.degree > 1 && !dp.gradient_bytes.empty() &&
+  if (config.grad_bucket_size && dp.ranks() > 1 && !dp.gradient_bytes.empty() &&
       parallel::gradient_bucket_count(dp, 0, dp.gradient_bytes[0]) >
           parallel::kMaxGradientBuckets) {
     root.at("parallelism")
@@ -809,6 +885,7 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
   }
 
   const std::optional<JsonCursor> network = root.find("network");
+  std::optional<std::uint32_t> nvlink_domain;  // /network/nvlink_domain
   if (network) {
     network->expect_object(kNetworkSection.keys());
     if (auto x = network->find("p2p_latency")) config.simulation.p2p_latency = x->as_duration();
@@ -825,6 +902,10 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
       config.gpus_per_node =
           static_cast<std::uint32_t>(read_integer(*x, kNetworkSection.field("gpus_per_node")));
     }
+    if (auto x = network->find("nvlink_domain")) {
+      nvlink_domain =
+          static_cast<std::uint32_t>(read_integer(*x, kNetworkSection.field("nvlink_domain")));
+    }
     if (auto x = network->find("intra_node")) config.simulation.intra_node = read_link(*x);
     if (auto x = network->find("inter_node")) config.simulation.inter_node = read_link(*x);
     if (auto x = network->find("host_link")) {
@@ -832,6 +913,13 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
       for (auto& stage_link : host_link) {
         if (!stage_link) stage_link = link;
       }
+    }
+  }
+  config.nvlink_domain = nvlink_domain.value_or(preset_nvlink_domain(specs, config.gpus_per_node));
+  // Stages without a host link take their GPU's (PCIe, or NVLink-C2C on Grace parts).
+  for (std::uint32_t s = 0; s < stages; ++s) {
+    if (!host_link[s] && specs[s] && specs[s]->host_link_bandwidth > 0) {
+      host_link[s] = simulator::Link{.bandwidth = specs[s]->host_link_bandwidth};
     }
   }
   // A model on GPUs: links the network leaves unset take the GPUs' (the slowest stage's):
@@ -857,11 +945,16 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
   }
   // Each collective runs over the link its group's ranks span (group_link), unless the
   // network names its own; a field that one leaves out is the placed link's.
+  // Megatron-Core's order tp-cp-ep-dp-pp: context-parallel ranks tensor_parallel apart, the
+  // gradients' group (data x context ranks) as well.
   const std::uint64_t world =
-      std::uint64_t{config.tensor_parallel} * config.data_parallel.degree * config.pipeline.stages;
-  const bool dp_in_node = group_in_one_node(config.data_parallel.degree, config.tensor_parallel,
-                                            world, config.gpus_per_node);
-  const bool tp_in_node = group_in_one_node(config.tensor_parallel, 1, world, config.gpus_per_node);
+      std::uint64_t{config.tensor_parallel} * config.data_parallel.ranks() * config.pipeline.stages;
+  const bool dp_in_node = group_in_one_node(config.data_parallel.ranks(), config.tensor_parallel,
+                                            world, config.nvlink_domain);
+  const bool cp_in_node = group_in_one_node(config.context_parallel, config.tensor_parallel, world,
+                                            config.nvlink_domain);
+  config.context_parallel_link = cp_in_node ? "intra_node" : "inter_node";
+  const bool tp_in_node = group_in_one_node(config.tensor_parallel, 1, world, config.nvlink_domain);
   simulator::Link dp_link =
       dp_in_node ? config.simulation.intra_node : config.simulation.inter_node;
   simulator::Link tp_link =
@@ -915,11 +1008,14 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
                               std::uint32_t stride) {
         parallel::NcclNetwork net = base;
         (in_node ? net.intra : net.inter) = {link.latency, link.bandwidth};
-        net.ranks_per_node = group_ranks_per_node(size, stride, world, config.gpus_per_node);
+        net.ranks_per_node = group_ranks_per_node(size, stride, world, config.nvlink_domain);
         return net;
       };
       config.data_parallel.nccl =
-          placed(dp_in_node, dp_link, config.data_parallel.degree, config.tensor_parallel);
+          placed(dp_in_node, dp_link, config.data_parallel.ranks(), config.tensor_parallel);
+      config.context_parallel_nccl = placed(
+          cp_in_node, cp_in_node ? config.simulation.intra_node : config.simulation.inter_node,
+          config.context_parallel, config.tensor_parallel);
       config.tensor_parallel_nccl = placed(tp_in_node, tp_link, config.tensor_parallel, 1);
       config.expert_parallel_nccl = base;
       config.expert_parallel_nccl->ranks_per_node = expert_ranks_per_node(config);
@@ -984,10 +1080,13 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
                                config.model && config.model->training.sequence_parallel, p, where);
       // The host floor: a task takes the longer of its GPU time (compute and collectives)
       // and its host's time to issue them; a fused BW, the longer of the two together.
-      const TimeNs gpu_backward = require(p.backward, "backward") + tp;
+      // Context parallelism: the attention layers' exchanges, in F and in B.
+      const TimeNs cp_forward = p.context ? context_parallel_time(config, *p.context, false) : 0;
+      const TimeNs cp_backward = p.context ? context_parallel_time(config, *p.context, true) : 0;
+      const TimeNs gpu_backward = require(p.backward, "backward") + tp + cp_backward;
       const TimeNs gpu_weight = require(p.weight, "weight");
       parallel::TaskCosts resolved{
-          std::max(require(p.forward, "forward") + tp, p.forward_host.value_or(0)),
+          std::max(require(p.forward, "forward") + tp + cp_forward, p.forward_host.value_or(0)),
           std::max(gpu_backward, p.backward_host.value_or(0)),
           std::max(gpu_weight, p.weight_host.value_or(0)),
           p.activation.value_or(0.0),

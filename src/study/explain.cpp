@@ -64,6 +64,12 @@ std::uint64_t gradient_buckets(const Config& config, std::uint32_t s, std::uint3
 
 // Which side bounds a derived task: its host when the resolved time is the host's (the floor
 // was taken over the GPU's compute and collectives; a duration given by hand has none).
+// The training precision, with fp8's scaling recipe.
+std::string precision_text(const model::Training& t) {
+  if (t.precision != model::Precision::Fp8) return std::string(model::to_string(t.precision));
+  return fmt::format("fp8 ({} scaling)", model::to_string(t.fp8_recipe));
+}
+
 std::string_view bound_by(double host_ns, TimeNs resolved) {
   return host_ns > 0 && std::llround(host_ns) == resolved ? "host" : "GPU";
 }
@@ -107,13 +113,13 @@ std::string describe_collectives(const Config& config, const model::PositionCost
                                     " each")));
   }
   const parallel::DataParallelSpec& dp = config.data_parallel;
-  if (dp.nccl && dp.degree > 1 && p.dp_gradient_bytes > 0) {
+  if (dp.nccl && dp.ranks() > 1 && p.dp_gradient_bytes > 0) {
     const double bytes = p.dp_gradient_bytes / static_cast<double>(buckets);
     const parallel::Collective kind =
         dp.sharded ? parallel::Collective::ReduceScatter : parallel::Collective::AllReduce;
     add(fmt::format(
         "dp {} of a {} bucket: {}", parallel::to_string(kind), format_memory(bytes),
-        describe_choice(parallel::nccl_collective_time(kind, bytes, dp.degree, *dp.nccl), "")));
+        describe_choice(parallel::nccl_collective_time(kind, bytes, dp.ranks(), *dp.nccl), "")));
   }
   return parts.empty() ? std::string() : fmt::format("    collectives (NCCL): {}\n", parts);
 }
@@ -219,15 +225,17 @@ std::string explain(const Config& config) {
   out += fmt::format(
       "training   micro batch {}, global batch {} ({} microbatches), {}, recompute {}{}{}{}{}, "
       "gradients in {}\n",
-      t.micro_batch_size, t.global_batch_size, config.pipeline.microbatches,
-      model::to_string(t.precision), model::to_string(t.recompute),
-      t.recompute_mla_up_proj ? " + MLA up projections" : "",
+      t.micro_batch_size, t.global_batch_size, config.pipeline.microbatches, precision_text(t),
+      model::to_string(t.recompute), t.recompute_mla_up_proj ? " + MLA up projections" : "",
       t.sequence_parallel ? ", sequence parallel" : "",
       t.distributed_optimizer ? ", distributed optimizer" : "",
       t.flash_attention ? ", flash attention" : "", model::to_string(t.reduce_dtype()));
   out +=
-      fmt::format("layout     tp {} x pp {} x dp {}{}, {} chunk(s) per stage, {} split\n",
-                  config.tensor_parallel, config.pipeline.stages, config.data_parallel.degree,
+      fmt::format("layout     tp {} x {}pp {} x dp {}{}, {} chunk(s) per stage, {} split\n",
+                  config.tensor_parallel,
+                  config.context_parallel > 1 ? fmt::format("cp {} x ", config.context_parallel)
+                                              : std::string(),
+                  config.pipeline.stages, config.data_parallel.degree,
                   config.expert_parallel > 1 ? fmt::format(" (ep {})", config.expert_parallel) : "",
                   config.pipeline.chunks, plan.split);
   out += fmt::format(
@@ -254,6 +262,15 @@ std::string explain(const Config& config) {
                              ns(op.seconds[model::kBackward] * 1e9),
                              ns(op.seconds[model::kWeight] * 1e9), op.flops[model::kForward] / 1e9,
                              op.gemm ? "  " + gemm_summary(op.plans) : std::string());
+        }
+        if (model::quantised(plan.training.precision)) {
+          std::array<double, 3> casts{};
+          for (const model::OperatorTime& op : p.operators) {
+            for (std::size_t pass = 0; pass < 3; ++pass) casts[pass] += op.quantise_seconds[pass];
+          }
+          out += fmt::format("    {:<17} {:>12} {:>12} {:>12}   (of the GEMMs' times above)\n",
+                             "of which casts", ns(casts[model::kForward] * 1e9),
+                             ns(casts[model::kBackward] * 1e9), ns(casts[model::kWeight] * 1e9));
         }
         out += fmt::format(
             "    {:<17} {:>12} {:>12} {:>12}{}\n", "task", ns(p.forward_ns), ns(p.backward_ns),
@@ -294,7 +311,8 @@ std::string explain(const Config& config) {
                         p.kept_activation[static_cast<std::size_t>(plan.training.recompute)])),
           p.backward_frees * 100, format_memory(p.weight_bytes),
           p.fp8_weight_bytes > 0
-              ? fmt::format(" (and their fp8 copies {})", format_memory(p.fp8_weight_bytes))
+              ? fmt::format(" (and their {} copies {})", model::to_string(plan.training.precision),
+                            format_memory(p.fp8_weight_bytes))
               : std::string(),
           format_memory(p.gradient_bytes), format_memory(p.optimizer_bytes));
       const std::uint64_t buckets = gradient_buckets(config, s, c, p.dp_gradient_bytes);
@@ -309,6 +327,20 @@ std::string explain(const Config& config) {
               : std::string(),
           plan.timed[s] ? ns(p.optimizer_ns) : std::string("-"));
       out += describe_collectives(config, p, buckets);
+      if (p.context.layers > 0) {
+        const model::CpComm comm = t.cp_comm;
+        out += fmt::format(
+            "    context parallel ({} over {}): {} attention layers exchange {} a layer in F{}; "
+            "adds F {}, B {}\n",
+            model::to_string(comm), config.context_parallel_link, p.context.layers,
+            format_memory(comm == model::CpComm::A2a ? p.context.qkv_bytes + p.context.output_bytes
+                          : comm == model::CpComm::AllGather
+                              ? p.context.kv_bytes * config.context_parallel
+                              : p.context.kv_bytes * (config.context_parallel - 1)),
+            comm == model::CpComm::P2p ? " (K and V blocks under the attention's ring steps)" : "",
+            ns(double(detail::context_parallel_time(config, p.context, false))),
+            ns(double(detail::context_parallel_time(config, p.context, true))));
+      }
       out += describe_expert_parallel(config, p, config.expert_traffic[std::size_t{s} * chunks + c],
                                       config.costs.at(StageId{s}, c).all_to_all);
     }
@@ -348,21 +380,26 @@ nlohmann::ordered_json explain_json(const Config& config) {
                   {"experts", m.experts},
                   {"top_k", m.top_k},
                   {"shared_experts", m.shared_experts}};
-  out["training"] = {{"micro_batch_size", t.micro_batch_size},
-                     {"global_batch_size", t.global_batch_size},
-                     {"microbatches", config.pipeline.microbatches},
-                     {"precision", model::to_string(t.precision)},
-                     {"recompute", model::to_string(t.recompute)},
-                     {"sequence_parallel", t.sequence_parallel},
-                     {"distributed_optimizer", t.distributed_optimizer},
-                     {"flash_attention", t.flash_attention},
-                     {"recompute_mla_up_proj", t.recompute_mla_up_proj},
-                     {"cuda_graphs", t.cuda_graphs},
-                     {"grad_reduce_dtype", model::to_string(t.reduce_dtype())}};
+  out["training"] = {
+      {"micro_batch_size", t.micro_batch_size},
+      {"global_batch_size", t.global_batch_size},
+      {"microbatches", config.pipeline.microbatches},
+      {"precision", model::to_string(t.precision)},
+      {"fp8_recipe",
+       t.precision == model::Precision::Fp8 ? Json(model::to_string(t.fp8_recipe)) : Json(nullptr)},
+      {"recompute", model::to_string(t.recompute)},
+      {"sequence_parallel", t.sequence_parallel},
+      {"distributed_optimizer", t.distributed_optimizer},
+      {"flash_attention", t.flash_attention},
+      {"recompute_mla_up_proj", t.recompute_mla_up_proj},
+      {"cuda_graphs", t.cuda_graphs},
+      {"grad_reduce_dtype", model::to_string(t.reduce_dtype())}};
   out["layout"] = {{"tensor_parallel", config.tensor_parallel},
                    {"pipeline", config.pipeline.stages},
                    {"data_parallel", config.data_parallel.degree},
                    {"expert_parallel", config.expert_parallel},
+                   {"context_parallel", config.context_parallel},
+                   {"cp_comm", model::to_string(t.cp_comm)},
                    {"chunks", config.pipeline.chunks},
                    {"split", plan.split}};
   Json positions = Json::array();
@@ -384,6 +421,10 @@ nlohmann::ordered_json explain_json(const Config& config) {
                     {"weight_ns", op.seconds[model::kWeight] * 1e9},
                     {"forward_flops", op.flops[model::kForward]}};
         if (op.gemm) row["gemm"] = gemm_json(op.plans);
+        if (model::quantised(t.precision) && op.gemm) {
+          row["forward_quantise_ns"] = op.quantise_seconds[model::kForward] * 1e9;
+          row["backward_quantise_ns"] = op.quantise_seconds[model::kBackward] * 1e9;
+        }
         operators.push_back(std::move(row));
       }
       // Durations of a stage whose GPU is unknown come from /costs, not the model: null.
@@ -423,6 +464,15 @@ nlohmann::ordered_json explain_json(const Config& config) {
            {"all_to_all_ns", a2a},
            {"moe_dispatch_ns", by_dispatcher ? dispatch.dispatch : 0},
            {"moe_combine_ns", by_dispatcher ? dispatch.combine : 0}});
+      if (p.context.layers > 0) {
+        positions.back()["context_parallel"] = {
+            {"attention_layers", p.context.layers},
+            {"kv_bytes", p.context.kv_bytes},
+            {"qkv_bytes", p.context.qkv_bytes},
+            {"output_bytes", p.context.output_bytes},
+            {"forward_ns", detail::context_parallel_time(config, p.context, false)},
+            {"backward_ns", detail::context_parallel_time(config, p.context, true)}};
+      }
     }
   }
   out["positions"] = std::move(positions);

@@ -198,6 +198,7 @@ nlohmann::ordered_json write_config(const ImportedRun& run, const std::string& g
   training["micro_batch_size"] = run.micro_batch;
   training["global_batch_size"] = run.global_batch;
   training["precision"] = run.precision;
+  if (!run.fp8_recipe.empty()) training["fp8_recipe"] = run.fp8_recipe;
   training["recompute"] = run.recompute;
   if (run.sequence_parallel) training["sequence_parallel"] = true;
   if (run.distributed_optimizer) training["distributed_optimizer"] = true;

@@ -88,7 +88,8 @@ constexpr Flag kFlags[] = {
     used("--num-distributed-optimizer-instances"),
     // Batch, precision, recomputation, optimizer, overlap.
     used("--micro-batch-size"), used("--global-batch-size"),
-    used("--bf16", kSwitch), used("--fp16", kSwitch), used("--fp8-format"),
+    used("--bf16", kSwitch), used("--fp16", kSwitch), used("--fp8-format"), used("--fp8-recipe"),
+    used("--fp4-format"), used("--fp4-recipe"),
     used("--recompute-granularity"), used("--recompute-method"), used("--recompute-num-layers"),
     used("--recompute-activations", kSwitch), used("--recompute-modules", kList),
     used("--checkpoint-activations", kSwitch), used("--activations-checkpoint-method"),
@@ -176,7 +177,7 @@ constexpr Flag kFlags[] = {
     ignored("--cross-entropy-fusion-impl"), ignored("--calculate-per-token-loss", kSwitch),
     ignored("--fp8-amax-history-len"),
     ignored("--fp8-amax-compute-algo"), ignored("--fp8-param-gather", kSwitch),
-    ignored("--fp8-recipe"), ignored("--fp8-margin"), ignored("--DDP-impl"),
+    ignored("--fp8-margin"), ignored("--DDP-impl"),
     ignored("--moe-grouped-gemm", kSwitch), ignored("--moe-router-load-balancing-type"),
     ignored("--moe-aux-loss-coeff"), ignored("--moe-z-loss-coeff"),
     ignored("--moe-router-pre-softmax", kSwitch), ignored("--moe-router-score-function"),
@@ -890,9 +891,30 @@ ImportResult import_megatron(std::span<const std::string> args, const ImportOpti
                     (flags.has("--cuda-graph-impl") && flags.get("--cuda-graph-impl") != "none");
 
   run.micro_batch = flags.required("--micro-batch-size");
-  if (flags.has("--fp8-format")) {
+  // --fp4-format (NVFP4, Megatron-Core's fp4_utils.py) or --fp8-format with its recipe:
+  // delayed (the default), tensorwise (current scaling), blockwise, or mxfp8 (a precision of
+  // its own here).
+  if (flags.has("--fp4-format")) {
+    (void)flags.choice("--fp4-format", {"e2m1"});
+    if (flags.choice("--fp4-recipe", {"nvfp4", "custom"}).value_or("nvfp4") == "custom") {
+      result.warnings.push_back("--fp4-recipe custom: simulated as NVFP4's recipe");
+    }
+    run.precision = "nvfp4";
+  } else if (flags.has("--fp8-format")) {
     (void)flags.choice("--fp8-format", {"e4m3", "hybrid"});
     run.precision = "fp8";
+    const std::string recipe =
+        flags.choice("--fp8-recipe", {"delayed", "tensorwise", "blockwise", "mxfp8", "custom"})
+            .value_or("delayed");
+    if (recipe == "mxfp8") {
+      run.precision = "mxfp8";
+    } else if (recipe == "tensorwise") {
+      run.fp8_recipe = "current";
+    } else if (recipe == "blockwise") {
+      run.fp8_recipe = "blockwise";
+    } else if (recipe == "custom") {
+      result.warnings.push_back("--fp8-recipe custom: simulated with delayed scaling");
+    }
   } else if (flags.has("--bf16")) {
     run.precision = "bf16";
   } else if (flags.has("--fp16")) {

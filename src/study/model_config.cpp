@@ -398,6 +398,12 @@ model::Training read_training(const JsonCursor& c) {
     }
   };
   choice("precision", &model::parse_precision, t.precision);
+  choice("fp8_recipe", &model::parse_fp8_recipe, t.fp8_recipe);
+  if (auto x = c.find("fp8_recipe"); x && t.precision != model::Precision::Fp8) {
+    x->fail(fmt::format(
+        "fp8_recipe scales fp8 tensors, but /training/precision is {}{}", to_string(t.precision),
+        model::quantised(t.precision) ? " (its blocks carry their own scales)" : ""));
+  }
   choice("recompute", &model::parse_recompute, t.recompute);
   if (c.has("grad_reduce_dtype")) {
     model::ReduceDtype dtype{};
@@ -432,8 +438,8 @@ std::optional<model::DeviceSpec> read_device_type_spec(const JsonCursor& type) {
     const double x = peak->as_number();
     const Field& field = kDeviceTypeSection.field("peak_flops");
     if (!(x > field.min && x <= field.max)) peak->fail_expected("FLOP/s > 0");
-    // The one precision the run uses is the one that matters; set all three.
-    spec->peak_bf16 = spec->peak_fp16 = spec->peak_fp8 = x;
+    // The one precision the run uses is the one that matters; set them all.
+    spec->peak_bf16 = spec->peak_fp16 = spec->peak_fp8 = spec->peak_mxfp8 = spec->peak_nvfp4 = x;
   }
   if (!spec) {
     for (std::string_view key :
@@ -472,6 +478,53 @@ std::optional<model::DeviceSpec> read_device_type_spec(const JsonCursor& type) {
   return spec;
 }
 
+// /parallelism/context_parallel and cp_comm: into the training, with what Megatron-Core and
+// Transformer Engine refuse (or PerFlow does not model) refused at the degree.
+void read_context_parallelism(const JsonCursor& root, const Config& config, ModelPlan& plan) {
+  const std::optional<JsonCursor> parallelism = root.find("parallelism");
+  if (auto comm = parallelism ? parallelism->find("cp_comm") : std::nullopt) {
+    const auto parsed = model::parse_cp_comm(comm->as_string());
+    if (!parsed) comm->fail_expected("\"p2p\", \"all_gather\" or \"a2a\"");
+    plan.training.cp_comm = *parsed;
+  }
+  const std::uint32_t cp = config.context_parallel;
+  plan.training.context_parallel = cp;
+  if (cp <= 1) return;
+  const JsonCursor at = parallelism->at("context_parallel");
+  const model::Transformer& m = plan.transformer;
+  // Each rank holds two of 2 cp sequence chunks, one from each end, so that causal attention
+  // loads the ranks alike (Megatron-Core's get_batch_on_this_cp_rank).
+  if (m.sequence % (2 * cp) != 0) {
+    at.fail(
+        fmt::format("the sequence of {} tokens does not split into 2 x {} chunks (each "
+                    "context-parallel rank takes two)",
+                    m.sequence, cp));
+  }
+  if (m.has_mamba()) {
+    at.fail(
+        "context parallelism over Mamba layers is not modelled (their scan runs along the "
+        "whole sequence)");
+  }
+  if (m.sliding_window > 0) {
+    at.fail("context parallelism with sliding-window attention is not modelled");
+  }
+  if (!plan.training.flash_attention) {
+    at.fail(
+        "context parallelism runs Transformer Engine's fused attention: "
+        "/training/flash_attention must be true");
+  }
+  if (plan.training.cp_comm == model::CpComm::A2a) {
+    const std::uint32_t tp = config.tensor_parallel;
+    const std::uint32_t kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
+    if (m.heads % (std::uint64_t{tp} * cp) != 0 || kv % (std::uint64_t{tp} * cp) != 0) {
+      at.fail(
+          fmt::format("a2a splits the attention heads over tensor x context parallelism "
+                      "({} x {}), which do not divide {} query and {} key/value heads",
+                      tp, cp, m.heads, kv));
+    }
+  }
+}
+
 void parse_model_sections(const JsonCursor& root, Config& config) {
   const std::optional<JsonCursor> model_section = root.find("model");
   const std::optional<JsonCursor> training_section = root.find("training");
@@ -481,6 +534,14 @@ void parse_model_sections(const JsonCursor& root, Config& config) {
     }
     if (auto layers = root.at("pipeline").find("layers")) {
       layers->fail("the layers of each position come from a model: add /model");
+    }
+    if (config.context_parallel > 1) {
+      root.at("parallelism")
+          .at("context_parallel")
+          .fail("context parallelism splits /model's sequence over ranks: add /model");
+    }
+    if (auto comm = root.find("parallelism").value_or(root).find("cp_comm")) {
+      comm->fail("cp_comm is how /model's attention runs with context parallelism: add /model");
     }
     if (auto dispatcher = root.find("parallelism").value_or(root).find("moe_dispatcher")) {
       dispatcher->fail(
@@ -503,6 +564,7 @@ void parse_model_sections(const JsonCursor& root, Config& config) {
     }
   }
   plan.training.moe_dispatcher = config.moe_dispatcher;
+  read_context_parallelism(root, config, plan);
   if (config.moe_dispatcher == MoeDispatcher::DeepEp) {
     const JsonCursor where = root.at("parallelism").at("moe_dispatcher");
     if (plan.transformer.experts == 0) {
@@ -587,7 +649,8 @@ void derive_model_costs(const JsonCursor& root, Config& config,
   // come from /costs.
   plan.timed.assign(stages, false);
   model::DeviceSpec untimed;
-  untimed.peak_bf16 = untimed.peak_fp16 = untimed.peak_fp8 = 1;
+  untimed.peak_bf16 = untimed.peak_fp16 = untimed.peak_fp8 = untimed.peak_mxfp8 =
+      untimed.peak_nvfp4 = 1;
   untimed.memory_bandwidth = 1;
   plan.gemm_max.assign(stages, 0.0);
   plan.kernel_launch.assign(stages, 0.0);
@@ -611,8 +674,7 @@ void derive_model_costs(const JsonCursor& root, Config& config,
               : fmt::format("its device type '{}' (/device_types/{}{})", d.type, d.type,
                             d.preset.empty() ? "" : fmt::format(", preset '{}'", d.preset));
       std::vector<std::string_view> has;
-      for (const model::Precision p :
-           {model::Precision::Bf16, model::Precision::Fp16, model::Precision::Fp8}) {
+      for (const model::Precision p : model::kPrecisions) {
         if (devices[s]->peak(p) > 0) has.push_back(model::to_string(p));
       }
       const std::optional<JsonCursor> training = root.find("training");
@@ -625,6 +687,21 @@ void derive_model_costs(const JsonCursor& root, Config& config,
     }
   }
 
+  // Transformer Engine's blockwise fp8 needs Hopper's tensor cores or newer (NVIDIA's).
+  if (plan.training.precision == model::Precision::Fp8 &&
+      plan.training.fp8_recipe == model::Fp8Recipe::Blockwise) {
+    for (std::uint32_t s = 0; s < stages; ++s) {
+      if (!devices[s] || devices[s]->generation >= GpuGeneration::Hopper) continue;
+      root.at("training")
+          .at("fp8_recipe")
+          .fail(fmt::format("stage {} runs on {}, which Transformer Engine's blockwise fp8 does "
+                            "not support (it needs an NVIDIA Hopper or newer GPU): use "
+                            "\"delayed\" or \"current\"",
+                            s,
+                            config.devices[s].preset.empty() ? config.devices[s].type
+                                                             : config.devices[s].preset));
+    }
+  }
   const parallel::PipelineShape shape = parallel::schedule_shape(config.pipeline);
   const std::uint32_t positions = parallel::position_count(shape, stages, chunks);
   // The stage whose load each position adds to. DualPipe's device s runs positions s and
@@ -640,7 +717,7 @@ void derive_model_costs(const JsonCursor& root, Config& config,
   }
   const model::Transformer& m = plan.transformer;
   const model::Degrees degrees{.tensor = config.tensor_parallel,
-                               .data = config.data_parallel.degree,
+                               .data = config.data_parallel.degree * config.context_parallel,
                                .expert = config.expert_parallel};
   if (m.heads % degrees.tensor != 0) {
     root.at("parallelism")

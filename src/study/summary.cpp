@@ -169,23 +169,29 @@ std::string format_summary(const Config& config, const EventGraph& graph,
   if (const std::string saving = describe_memory_saving(config); !saving.empty()) {
     line("memory saving", saving);
   }
-  if (config.data_parallel.degree > 1 || config.tensor_parallel > 1) {
-    const std::uint64_t gpus = std::uint64_t{config.data_parallel.degree} * config.tensor_parallel *
-                               config.pipeline.stages;
+  if (config.data_parallel.ranks() > 1 || config.tensor_parallel > 1) {
+    const std::uint64_t gpus = std::uint64_t{config.data_parallel.ranks()} *
+                               config.tensor_parallel * config.pipeline.stages;
     // Which link each all-reduce crosses (the ranks' placement decides it; cost_config.cpp).
     std::string links;
-    if (config.data_parallel.degree > 1) {
+    if (config.data_parallel.ranks() > 1) {
       links +=
           fmt::format("; dp {} over {}",
                       config.data_parallel.sharded ? "reduce-scatter/all-gather" : "all-reduce",
                       config.data_parallel_link);
+    }
+    if (config.context_parallel > 1) {
+      links += fmt::format("; cp {} over {}", model::to_string(config.model->training.cp_comm),
+                           config.context_parallel_link);
     }
     if (config.tensor_parallel > 1) {
       links += fmt::format("; tp all-reduce over {}", config.tensor_parallel_link);
     }
     if (config.collectives == "nccl") links += "; collectives as NCCL picks them";
     line("parallelism",
-         fmt::format("dp {} x tp {} x pp {} ({} GPUs){}{}", config.data_parallel.degree,
+         fmt::format("dp {} x {}tp {} x pp {} ({} GPUs){}{}", config.data_parallel.degree,
+                     config.context_parallel > 1 ? fmt::format("cp {} x ", config.context_parallel)
+                                                 : std::string(),
                      config.tensor_parallel, config.pipeline.stages, gpus,
                      config.expert_parallel > 1
                          ? fmt::format("; ep {} (within dp)", config.expert_parallel)
@@ -228,7 +234,7 @@ std::string format_summary(const Config& config, const EventGraph& graph,
   }
   const std::vector<parallel::DataParallelTime> data_parallel =
       parallel::data_parallel_time(graph, result.trace);
-  if (config.data_parallel.degree > 1) {
+  if (config.data_parallel.ranks() > 1) {
     parallel::DataParallelTime sum;
     for (const parallel::DataParallelTime& d : data_parallel) {
       sum.total += d.total;

@@ -1,4 +1,5 @@
 #include "perflow/study/config.hpp"
+#include "config_error.hpp"
 
 #include <fstream>
 #include <functional>
@@ -33,15 +34,7 @@ nlohmann::json base() {
   })");
 }
 
-std::string error_of(const nlohmann::json& doc) {
-  try {
-    const Config c = parse_config(doc, "cfg.json");
-    (void)simulate(c, build_graph(c));
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing::error_of;
 
 TEST(Config, ReadsTheDocumentedExample) {
   const Config c = parse_config(base(), "cfg.json");

@@ -197,6 +197,40 @@ TEST(MegatronImport, GradientReductionFlags) {
             "--use-distributed-optimizer and --overlap-grad-reduce with it");
 }
 
+// Megatron-LM's low-precision flags: --fp8-format with --fp8-recipe (delayed by default;
+// tensorwise is current scaling; mxfp8 a precision of its own) and --fp4-format (NVFP4).
+TEST(MegatronImport, LowPrecisionFlags) {
+  const auto training = [](std::vector<std::string> more, const std::string& gpu) {
+    return import_megatron(tiny(std::move(more)), on(gpu, 1)).config["training"];
+  };
+  auto t = training({"--fp8-format", "hybrid"}, "h100-sxm");
+  EXPECT_EQ(t["precision"], "fp8");
+  EXPECT_FALSE(t.contains("fp8_recipe"));
+  t = training({"--fp8-format", "e4m3", "--fp8-recipe", "tensorwise"}, "h100-sxm");
+  EXPECT_EQ(t["fp8_recipe"], "current");
+  t = training({"--fp8-format", "e4m3", "--fp8-recipe", "blockwise"}, "h100-sxm");
+  EXPECT_EQ(t["fp8_recipe"], "blockwise");
+  t = training({"--fp8-format", "e4m3", "--fp8-recipe", "mxfp8"}, "b200");
+  EXPECT_EQ(t["precision"], "mxfp8");
+  EXPECT_FALSE(t.contains("fp8_recipe"));
+  ImportResult fp4 =
+      import_megatron(tiny({"--fp4-format", "e2m1", "--fp4-recipe", "nvfp4"}), on("gb200", 1));
+  EXPECT_EQ(fp4.config["training"]["precision"], "nvfp4");
+  EXPECT_GT(makespan_of(plain(fp4.config)), 0);
+  EXPECT_EQ(error_of(tiny({"--fp8-format", "e4m3", "--fp8-recipe", "hourly"}), on("b200", 1)),
+            "Megatron-LM flag --fp8-recipe: expected one of delayed, tensorwise, blockwise, "
+            "mxfp8, custom, got 'hourly'");
+  // Refused where the GPU has no such tensor cores, as any config.
+  const ImportResult hopper = import_megatron(tiny({"--fp4-format", "e2m1"}), on("h100-sxm", 1));
+  try {
+    (void)parse_config(plain(hopper.config), "imported.json");
+    ADD_FAILURE() << "nvfp4 on an H100 was not refused";
+  } catch (const Error& e) {
+    EXPECT_TRUE(std::string(e.what()).find("has no nvfp4 arithmetic") != std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(MegatronImport, VocabularyPadding) {
   const auto vocab = [](std::vector<std::string> more, std::optional<std::uint32_t> given = {}) {
     std::vector<std::string> args = tiny(std::move(more));
@@ -444,7 +478,7 @@ TEST(MegatronImport, Errors) {
   }
   EXPECT_EQ(error_of(tiny(), on("h100", 1)),
             "gpu 'h100': not a GPU preset; did you mean 'h200'? (presets: a100-40gb, a100-80gb, "
-            "h100-sxm, h100-pcie, h200, b200, mi250x, mi300x, mi325x)");
+            "h100-sxm, h100-pcie, h200, b200, b300, gb200, gb300, mi250x, mi300x, mi325x, mi355x)");
 }
 
 TEST(ArgsFile, SplitsAsAShell) {

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "config_error.hpp"
 #include "perflow/core/error.hpp"
 #include "perflow/simulator/simulate.hpp"
 #include "perflow/study/config.hpp"
@@ -26,15 +27,7 @@ nlohmann::json small_model() {
   })");
 }
 
-std::string error_of(const nlohmann::json& doc) {
-  try {
-    const Config c = parse_config(doc, "cfg.json");
-    (void)simulate(c, build_graph(c));
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing::error_of;
 
 std::int64_t step_of(const nlohmann::json& doc) {
   const Config c = parse_config(doc, "cfg.json");

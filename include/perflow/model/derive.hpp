@@ -22,6 +22,9 @@ struct OperatorTime {
   std::array<double, 3> flops{};    ///< per pass, all of them
   std::array<double, 3> seconds{};  ///< per pass, all of them
   std::array<double, 3> kernels{};  ///< per pass, all of them (fp8's casts included)
+  /// Per pass, of `seconds`: quantising its input (F) and its output gradient (B) in an fp8
+  /// or fp4 run (model::Quantisation).
+  std::array<double, 3> quantise_seconds{};
   std::array<GemmPlan, 3> plans{};  ///< per pass, a GEMM's kernel (tile, waves, % of peak)
 };
 
@@ -31,6 +34,19 @@ struct HostWork {
   double kernels = 0;  ///< compute kernels, or CUDA graph launches with cuda_graphs
   double nccl_calls = 0;
   double ns = 0;  ///< (kernels + nccl_calls) x the device's kernel_launch
+};
+
+/// What context parallelism exchanges in a position's attention layers, per microbatch on one
+/// rank (Training::cp_comm says how): each layer's K and V block (a ring step's send with
+/// p2p; a rank's share of the gather with all_gather), its Q, K and V and its output (the
+/// all-to-alls with a2a), and the time of its attention core, which a p2p ring step hides.
+struct ContextExchange {
+  double layers = 0;  ///< attention layers of the position (with its MTP modules')
+  double kv_bytes = 0;
+  double qkv_bytes = 0;
+  double output_bytes = 0;
+  double attention_forward_ns = 0;  ///< one layer's attention core, F, all ring steps
+  double attention_backward_ns = 0;
 };
 
 /// What one position costs per microbatch on one tensor-parallel rank, and holds.
@@ -81,6 +97,8 @@ struct PositionCosts {
   /// What the position's MoE layers route (tokens 0 for a dense model or an expert degree
   /// of 1): the dispatcher's costs follow from it and the network (parallel::moe_dispatch_cost).
   MoeRouting moe_routing{};
+  /// With context parallelism (Training::context_parallel > 1): what its attention exchanges.
+  ContextExchange context;
   double optimizer_ns = 0;  ///< the Adam step of this position's parameters
   std::vector<OperatorTime> operators;
 

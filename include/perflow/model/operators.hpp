@@ -33,15 +33,16 @@ struct Operator {
   GemmShape shape{};
   /// Kernels it launches per pass, each issued by the host (docs/model.md, "The host floor").
   std::array<double, 3> kernels{};
-  /// The kernels fp8 adds per pass (Transformer Engine's casts): a GEMM's input before F,
-  /// unless the norm before it writes fp8 itself (LayerNormLinear), and its output gradient
-  /// before B; none for the GEMMs that stay in 16 bits (router, LM head, unfused attention).
-  std::array<double, 3> fp8_casts{};
+  /// Gemm: its input is a LayerNormLinear's norm output, which some fp8 recipes quantise in
+  /// the norm's kernel (model::Quantisation). Otherwise, in a quantised run, Transformer
+  /// Engine casts a GEMM's input before F and its output gradient before B, except for the
+  /// GEMMs that stay in 16 bits (router, LM head, unfused attention).
+  bool input_after_norm = false;
   /// Gemm: both operands are activations (the unfused attention's products): B computes
   /// both gradients and there is no W.
   bool activation_operands = false;
-  /// Gemm: stays in 16-bit arithmetic in an fp8 run (Megatron-LM's output layer, the
-  /// router and the unfused attention are not Transformer Engine fp8 GEMMs).
+  /// Gemm: stays in 16-bit arithmetic in an fp8 or fp4 run (Megatron-LM's output layer, the
+  /// router and the unfused attention are not Transformer Engine GEMMs).
   bool sixteen_bit = false;
 };
 

@@ -6,6 +6,7 @@
 
 #include "perflow/core/moe_routing.hpp"
 #include "perflow/model/device_spec.hpp"
+#include "perflow/model/quantisation.hpp"
 
 namespace perflow::model {
 
@@ -24,11 +25,22 @@ enum class ReduceDtype : std::uint8_t { Fp32, Bf16, Fp16 };
 std::string_view to_string(ReduceDtype dtype);
 std::optional<ReduceDtype> parse_reduce_dtype(std::string_view text);
 
+/// How context parallelism's attention reaches the keys and values of the other ranks'
+/// sequence blocks (Megatron-Core's --cp-comm-type): P2p passes K and V blocks around the
+/// ring under the attention's compute (ring attention), AllGather gathers them all first, A2a
+/// swaps the sequence split for a head split around the attention (DeepSpeed-Ulysses).
+enum class CpComm : std::uint8_t { P2p, AllGather, A2a };
+
+std::string_view to_string(CpComm comm);
+std::optional<CpComm> parse_cp_comm(std::string_view text);
+
 /// How the model is trained: batch sizes, arithmetic, memory savings.
 struct Training {
   std::uint32_t micro_batch_size = 1;   ///< b, samples per microbatch
   std::uint32_t global_batch_size = 0;  ///< samples per step; 0: microbatches x b x dp
   Precision precision = Precision::Bf16;
+  /// With Precision::Fp8: how its tensors are scaled (Megatron-LM's default, delayed).
+  Fp8Recipe fp8_recipe = Fp8Recipe::Delayed;
   Recompute recompute = Recompute::None;
   bool distributed_optimizer = false;  ///< optimizer state sharded over data parallel
   bool sequence_parallel = false;      ///< Megatron sequence parallelism (with t > 1)
@@ -43,6 +55,10 @@ struct Training {
   /// The gradients' type in their buffer and reduction; unset: Megatron-LM's choice (see
   /// reduce_dtype).
   std::optional<ReduceDtype> grad_reduce_dtype = std::nullopt;
+  /// Context parallelism (the config's /parallelism/context_parallel): each sample's
+  /// sequence split over this many ranks, each holding s / cp tokens of every layer.
+  std::uint32_t context_parallel = 1;
+  CpComm cp_comm = CpComm::P2p;
   /// How MoE layers move their tokens (their permutation kernels and communication).
   MoeDispatcher moe_dispatcher = MoeDispatcher::AllToAll;
 
@@ -52,6 +68,10 @@ struct Training {
   [[nodiscard]] ReduceDtype reduce_dtype() const {
     if (grad_reduce_dtype) return *grad_reduce_dtype;
     return precision == Precision::Fp16 ? ReduceDtype::Fp16 : ReduceDtype::Fp32;
+  }
+  /// The quantisation its GEMMs pay on `device`.
+  [[nodiscard]] Quantisation quantisation(const DeviceSpec& device) const {
+    return {.precision = precision, .recipe = fp8_recipe, .generation = device.generation};
   }
   /// Bytes of one gradient in that type.
   [[nodiscard]] double gradient_width() const {

@@ -17,6 +17,11 @@ namespace perflow::parallel {
 /// its optimizer. Replicas run alike, so one replica's graph stands for all of them.
 struct DataParallelSpec {
   std::uint32_t degree = 1;
+  /// Context-parallel ranks of each replica: they hold the same parameters (each a share of
+  /// the sequence), so each collective spans degree x context ranks (Megatron-Core's
+  /// data-parallel group with context parallelism).
+  std::uint32_t context = 1;
+  [[nodiscard]] std::uint32_t ranks() const { return degree * context; }
   /// The link a data-parallel all-reduce runs over (usually between nodes).
   TimeNs latency = 0;
   double bandwidth = 0;  ///< bytes/s; 0 means unlimited

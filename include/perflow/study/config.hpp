@@ -92,6 +92,9 @@ struct Config {
   /// /parallelism/data_parallel and the gradient and optimizer costs (degree 1: none).
   parallel::DataParallelSpec data_parallel;
   std::uint32_t tensor_parallel = 1;  ///< /parallelism/tensor_parallel (already in the costs)
+  /// /parallelism/context_parallel: ranks that split each sample's sequence (1: none); with
+  /// /model (the model's Training carries it and /parallelism/cp_comm).
+  std::uint32_t context_parallel = 1;
   /// /parallelism/expert_parallel: the ranks a MoE layer's all-to-all spans (1: none).
   std::uint32_t expert_parallel = 1;
   /// /parallelism/moe_dispatcher: how MoE layers move their tokens (/model's MoE layers).
@@ -104,6 +107,11 @@ struct Config {
   /// /network/gpus_per_node: ranks are placed tensor parallel first, then data parallel,
   /// then pipeline (Megatron-Core's order); a group that spans nodes crosses inter_node.
   std::uint32_t gpus_per_node = 8;
+  /// /network/nvlink_domain: GPUs that reach each other over the scale-up link. A group
+  /// whose ranks lie in one domain runs over intra_node, else it crosses inter_node. Default:
+  /// the GPUs' preset's when their NVLink spans nodes (72 on an NVL72 rack), else
+  /// gpus_per_node.
+  std::uint32_t nvlink_domain = 8;
   /// The link each all-reduce runs over: "intra_node" or "inter_node" (placed: the group's
   /// ranks in one node or not), or "/network/data_parallel" / "/network/tensor_parallel" (given).
   std::string data_parallel_link = "inter_node";
@@ -118,6 +126,10 @@ struct Config {
   /// With "nccl": the network an expert-parallel all-to-all runs over. Each network carries
   /// /network/collective_overhead.
   std::optional<parallel::NcclNetwork> expert_parallel_nccl;
+  /// With "nccl": the network a context-parallel group's exchanges run over.
+  std::optional<parallel::NcclNetwork> context_parallel_nccl;
+  /// The link a context-parallel group runs over: "intra_node" or "inter_node" (placed).
+  std::string context_parallel_link = "intra_node";
   /// /simulation/lower_communication: transfers become SEND tasks on per-link lanes.
   bool lower_communication = false;
   /// /network/p2p_mode "blocking": transfers occupy both devices' compute lanes.

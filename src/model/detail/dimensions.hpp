@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "perflow/model/training.hpp"
@@ -12,7 +13,7 @@ struct Dimensions {
   double t;       ///< tensor-parallel ranks
   double b;       ///< micro batch
   double s;       ///< sequence
-  double tokens;  ///< T = b s
+  double tokens;  ///< T = b s / cp, a rank's share of the micro batch's tokens
   double h;       ///< hidden
   double f;       ///< MLP inner size
   /// The attention's widths over all heads (Transformer::query_width and the others): Q and K
@@ -34,7 +35,7 @@ inline Dimensions dimensions(const Transformer& model, const Training& training,
   return {.t = t,
           .b = b,
           .s = s,
-          .tokens = b * s,
+          .tokens = b * s / std::max(training.context_parallel, 1u),
           .h = double(model.hidden),
           .f = double(model.ffn_hidden),
           .qw = model.query_width(),

@@ -36,6 +36,10 @@ parallel::NcclNetwork gpus_nccl_network(std::span<const std::optional<model::Dev
 /// tensor_parallel_nccl).
 parallel::MoeDispatchCost moe_dispatch(const Config& config, const MoeRouting& routing);
 
+/// What context parallelism's exchanges add to one F (`backward` false) or B of a position
+/// whose attention layers exchange `x` (cost_config.cpp says how per cp_comm).
+TimeNs context_parallel_time(const Config& config, const model::ContextExchange& x, bool backward);
+
 /// Reads /costs, /device_types, /placement and the link part of /network into `config`
 /// (costs per stage and chunk, device memory, boundary bytes, links). Needs
 /// config.pipeline's sizes.

@@ -31,6 +31,7 @@ struct ImportedRun {
   std::uint32_t micro_batch = 1;
   std::uint32_t global_batch = 1;
   std::string precision = "bf16";
+  std::string fp8_recipe;  ///< empty: the default (delayed) or not fp8
   std::string recompute = "none";
   bool sequence_parallel = false;
   bool distributed_optimizer = false;
