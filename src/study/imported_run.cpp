@@ -188,10 +188,11 @@ void check_global_batch(const ImportedRun& run, std::string_view what) {
 
 nlohmann::ordered_json write_config(const ImportedRun& run, const std::string& gpu) {
   nlohmann::ordered_json config;
-  config["description"] = fmt::format(
-      "{} on {} x {} {} (tp {} x pp {} x dp {}{})", run.tool, run.nodes, run.gpus_per_node, gpu,
-      run.tensor_parallel, run.pipeline_parallel, run.data_parallel,
-      run.context_parallel > 1 ? fmt::format(", cp {} left out", run.context_parallel) : "");
+  config["description"] =
+      fmt::format("{} on {} x {} {} (tp {} x {}pp {} x dp {})", run.tool, run.nodes,
+                  run.gpus_per_node, gpu, run.tensor_parallel,
+                  run.context_parallel > 1 ? fmt::format("cp {} x ", run.context_parallel) : "",
+                  run.pipeline_parallel, run.data_parallel);
   config["model"] = write_model(run);
 
   nlohmann::ordered_json training;
@@ -224,6 +225,8 @@ nlohmann::ordered_json write_config(const ImportedRun& run, const std::string& g
   nlohmann::ordered_json parallelism;
   parallelism["tensor_parallel"] = run.tensor_parallel;
   parallelism["data_parallel"] = run.data_parallel;
+  if (run.context_parallel > 1) parallelism["context_parallel"] = run.context_parallel;
+  if (run.context_parallel > 1 && !run.cp_comm.empty()) parallelism["cp_comm"] = run.cp_comm;
   if (run.expert_parallel > 1) parallelism["expert_parallel"] = run.expert_parallel;
   if (!run.overlap_grad_reduce) parallelism["overlap_grad_reduce"] = false;
   if (run.grad_bucket_size) parallelism["grad_bucket_size"] = *run.grad_bucket_size;

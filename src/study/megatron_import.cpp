@@ -118,8 +118,9 @@ constexpr Flag kFlags[] = {
     lacking("--use-megatron-fsdp", kSwitch,
             "PerFlow has no FSDP: parameters are modelled whole on each data-parallel rank"),
     lacking("--data-parallel-sharding-strategy", Arity::One, "PerFlow has no FSDP sharding"),
-    lacking("--cp-comm-type", kList, "PerFlow has no context parallelism"),
-    lacking("--hierarchical-context-parallel-sizes", kList, "PerFlow has no context parallelism"),
+    used("--cp-comm-type", kList),
+    lacking("--hierarchical-context-parallel-sizes", kList,
+            "PerFlow's context parallelism is one group (a2a+p2p is simulated as p2p)"),
     lacking("--distribute-saved-activations", kSwitch,
             "recomputation inputs are modelled whole on each tensor-parallel rank"),
     lacking("--pipeline-model-parallel-layout", Arity::One,
@@ -648,6 +649,27 @@ std::uint32_t vocabulary(const Flags& flags, const ImportOptions& options, std::
   return static_cast<std::uint32_t>((*vocab + multiple - 1) / multiple * multiple);
 }
 
+// --cp-comm-type: one type for every layer, or a list of one per layer (the first stands
+// for all); a2a+p2p (hierarchical) is simulated as p2p over the whole group.
+void read_cp_comm(const Flags& flags, detail::ImportedRun& run, ImportResult& result) {
+  const std::optional<std::string> types = flags.get("--cp-comm-type");
+  if (!types) return;
+  const std::string first = types->substr(0, types->find(' '));
+  if (first != "p2p" && first != "all_gather" && first != "a2a" && first != "a2a+p2p") {
+    flags.fail("--cp-comm-type",
+               fmt::format("expected p2p, all_gather, a2a or a2a+p2p, got '{}'", first));
+  }
+  if (first.size() < types->size()) {
+    result.warnings.push_back(fmt::format(
+        "--cp-comm-type {}: one type a layer; PerFlow runs every layer's as the first's ({})",
+        *types, first));
+  }
+  if (first == "a2a+p2p") {
+    result.warnings.push_back("--cp-comm-type a2a+p2p: simulated as p2p over the whole group");
+  }
+  if (first != "p2p" && first != "a2a+p2p") run.cp_comm = first;
+}
+
 void read_recompute(const Flags& flags, detail::ImportedRun& run, ImportResult& result) {
   if (flags.has("--checkpoint-activations") || flags.has("--activations-checkpoint-method")) {
     // Older Megatron-LM (the SC'21 scripts): full recomputation, checkpointing each layer.
@@ -777,13 +799,7 @@ ImportResult import_megatron(std::span<const std::string> args, const ImportOpti
   run.pipeline_parallel = flags.integer("--pipeline-model-parallel-size").value_or(1);
   run.context_parallel = flags.integer("--context-parallel-size").value_or(1);
   run.expert_parallel = flags.integer("--expert-model-parallel-size").value_or(1);
-  if (run.context_parallel > 1) {
-    result.warnings.push_back(fmt::format(
-        "--context-parallel-size {}: PerFlow has no context parallelism; each tensor-parallel "
-        "group is simulated with the whole sequence and the {} context-parallel ranks are "
-        "left out of the GPU count",
-        run.context_parallel, run.context_parallel));
-  }
+  read_cp_comm(flags, run, result);
   if (auto etp = flags.integer("--expert-tensor-parallel-size");
       etp && *etp != run.tensor_parallel) {
     result.warnings.push_back(

@@ -280,13 +280,17 @@ void read_parallelism(const Job& job, detail::ImportedRun& run, ImportResult& re
         "not FSDP's parameter all-gathers and gradient reduce-scatters",
         shards, replicate > 1 ? "HSDP" : "FSDP"));
   }
-  if (run.context_parallel > 1) {
-    result.warnings.push_back(fmt::format(
-        "[parallelism] context_parallel_degree {}: PerFlow has no context parallelism; each "
-        "tensor-parallel group is simulated with the whole sequence and the {} "
-        "context-parallel ranks are left out of the GPU count",
-        run.context_parallel, run.context_parallel));
+  // PyTorch's context parallelism rotates K and V around the ring ("alltoall") or gathers
+  // them first ("allgather", torchtitan's default; torch.distributed.tensor.experimental
+  // context_parallel's set_rotate_method).
+  const std::string rotate =
+      job.text("parallelism", "context_parallel_rotate_method").value_or("allgather");
+  if (rotate != "allgather" && rotate != "alltoall") {
+    job.fail("parallelism", "context_parallel_rotate_method",
+             "expected \"allgather\" or \"alltoall\"",
+             job.at("parallelism", "context_parallel_rotate_method"));
   }
+  if (run.context_parallel > 1 && rotate == "allgather") run.cp_comm = "all_gather";
   if (auto etp = job.integer("parallelism", "expert_tensor_parallel_degree", 1);
       etp && *etp != run.tensor_parallel) {
     result.warnings.push_back(fmt::format(

@@ -231,6 +231,30 @@ TEST(MegatronImport, LowPrecisionFlags) {
   }
 }
 
+// --context-parallel-size splits the sequence (the GPUs left are data parallel), with
+// --cp-comm-type's exchange; torchtitan's context_parallel_degree likewise, its rotate method
+// "allgather" (the default) gathering K and V, "alltoall" rotating them around the ring.
+TEST(MegatronImport, ContextParallelFlags) {
+  ImportResult result = import_megatron(
+      tiny({"--context-parallel-size", "2", "--cp-comm-type", "a2a"}), on("h100-sxm", 2));
+  EXPECT_EQ(result.config["parallelism"].dump(),
+            R"({"tensor_parallel":1,"data_parallel":8,"context_parallel":2,"cp_comm":"a2a",)"
+            R"("overlap_grad_reduce":false})");
+  EXPECT_EQ(result.config["description"],
+            "Megatron-LM flags on 2 x 8 h100-sxm (tp 1 x cp 2 x pp 1 x dp 8)");
+  EXPECT_TRUE(result.warnings.empty());
+  EXPECT_GT(makespan_of(plain(result.config)), 0);
+  result = import_megatron(tiny({"--context-parallel-size", "2", "--cp-comm-type", "a2a+p2p"}),
+                           on("h100-sxm", 2));
+  EXPECT_FALSE(result.config["parallelism"].contains("cp_comm"));
+  ASSERT_EQ(result.warnings.size(), 1u);
+  EXPECT_EQ(result.warnings[0], "--cp-comm-type a2a+p2p: simulated as p2p over the whole group");
+  EXPECT_EQ(
+      error_of(tiny({"--context-parallel-size", "2", "--cp-comm-type", "ring"}), on("h100-sxm", 2)),
+      "Megatron-LM flag --cp-comm-type: expected p2p, all_gather, a2a or a2a+p2p, got "
+      "'ring'");
+}
+
 TEST(MegatronImport, VocabularyPadding) {
   const auto vocab = [](std::vector<std::string> more, std::optional<std::uint32_t> given = {}) {
     std::vector<std::string> args = tiny(std::move(more));
@@ -267,13 +291,13 @@ TEST(MegatronImport, LackingFeaturesAreWarnings) {
   const ImportResult result = import_megatron(
       tiny({"--context-parallel-size", "2", "--tp-comm-overlap", "--num-query-groups", "2"}),
       on("h100-sxm", 1));
-  ASSERT_EQ(result.warnings.size(), 3u);
+  ASSERT_EQ(result.warnings.size(), 2u);
   EXPECT_EQ(result.warnings[0],
             "--tp-comm-overlap: PerFlow does not overlap tensor-parallel communication with the "
             "GEMMs");
-  EXPECT_EQ(result.warnings[1].substr(0, 26), "--context-parallel-size 2:");
-  EXPECT_EQ(result.warnings[2].substr(0, 21), "--num-query-groups 2:");
+  EXPECT_EQ(result.warnings[1].substr(0, 21), "--num-query-groups 2:");
   EXPECT_EQ(result.config["parallelism"]["data_parallel"], 4);  // 8 GPUs / cp 2
+  EXPECT_EQ(result.config["parallelism"]["context_parallel"], 2);
 }
 
 TEST(MegatronImport, MixtureOfExperts) {
@@ -532,6 +556,29 @@ TEST(TorchtitanImport, JobFile) {
   ASSERT_EQ(result.warnings.size(), 1u);  // FSDP
   EXPECT_EQ(result.warnings[0].substr(0, 41), "[parallelism] data_parallel_shard_degree ");
   EXPECT_GT(makespan_of(plain(result.config)), 0);
+}
+
+TEST(TorchtitanImport, ContextParallelDegree) {
+  const std::string job =
+      "[model]\nflavor = \"8B\"\n[training]\nlocal_batch_size = 1\nseq_len = 8192\n"
+      "[parallelism]\ncontext_parallel_degree = 2\n";
+  ImportResult result = import_torchtitan_text(job, "job.toml", on("h100-sxm", 1));
+  EXPECT_EQ(result.config["parallelism"]["context_parallel"], 2);
+  EXPECT_EQ(result.config["parallelism"]["cp_comm"], "all_gather");
+  EXPECT_EQ(result.config["parallelism"]["data_parallel"], 4);
+  EXPECT_GT(makespan_of(plain(result.config)), 0);
+  result = import_torchtitan_text(job + "context_parallel_rotate_method = \"alltoall\"\n",
+                                  "job.toml", on("h100-sxm", 1));
+  EXPECT_FALSE(result.config["parallelism"].contains("cp_comm"));
+  try {
+    (void)import_torchtitan_text(job + "context_parallel_rotate_method = \"ring\"\n", "job.toml",
+                                 on("h100-sxm", 1));
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "job.toml:line 8: [parallelism] context_parallel_rotate_method: expected "
+              "\"allgather\" or \"alltoall\", got 'ring'");
+  }
 }
 
 TEST(TorchtitanImport, Errors) {

@@ -43,6 +43,7 @@ struct ImportedRun {
   std::optional<std::uint32_t> grad_bucket_size;  ///< parameters; unset: Megatron-Core's rule
   std::string grad_reduce_dtype;                  ///< empty: the precision's default
   std::string moe_dispatcher;                     ///< empty: the default (alltoall)
+  std::string cp_comm;                            ///< empty: the default (p2p)
   bool moe_a2a_overlap = false;
   std::uint32_t gpus_per_node = 8;
   std::uint32_t nodes = 1;
