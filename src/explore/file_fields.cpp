@@ -132,6 +132,17 @@ constexpr FileField kSpaceFields[] = {
                     "(default 1, and for a MoE model every power of two dividing its experts)",
      .min = 1,
      .max = kMaxSearchValue},
+    {.name = "context_parallel",
+     .kind = K::Integers,
+     .description = "context-parallel degrees, each splitting the sequence into 2 x cp "
+                    "chunks (default 1); a plan's GPUs are pp x tp x cp x dp",
+     .min = 1,
+     .max = kMaxSearchValue},
+    {.name = "precision",
+     .kind = K::Names,
+     .description = "training precisions (default: the base's training.precision, else "
+                    "bf16); a plan whose GPUs lack one is pruned",
+     .choices = kPrecisionChoices},
 };
 
 constexpr FileField kConstraintsFields[] = {

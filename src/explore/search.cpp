@@ -80,18 +80,30 @@ std::vector<std::string> read_choices(const JsonCursor& c, std::span<const std::
   throw ConfigError(file, where, e.message());
 }
 
+// Whether a GPU type has tensor cores for `precision`: its preset's peak, or a peak_flops of
+// its own (which stands for every precision).
+bool has_precision(const GpuType& gpu, const std::string& precision) {
+  if (gpu.entry.contains("peak_flops")) return true;
+  const auto preset = gpu.entry.find("preset");
+  if (preset == gpu.entry.end() || !preset->is_string()) return true;
+  const model::DevicePreset* found = model::find_device_preset(preset->get<std::string>());
+  const std::optional<model::Precision> p = model::parse_precision(precision);
+  return found == nullptr || !p || found->spec.peak(*p) > 0;
+}
+
 // The base with the search's choices filled in: one complete config.
 nlohmann::json plan_config(const Search& search, const Plan& plan,
                            const std::vector<std::pair<std::size_t, std::uint32_t>>& shares) {
   nlohmann::json config = search.base;
   config["description"] = fmt::format(
-      "perflow search plan: {} pp {} x tp {} x dp {}, micro-batch {} x {}, {} chunks, "
-      "recompute {}{}{}, {} ({} layers)",
-      plan.schedule, plan.pipeline, plan.tensor_parallel, plan.data_parallel, plan.micro_batch_size,
-      plan.microbatches, plan.chunks, plan.recompute,
+      "perflow search plan: {} pp {} x tp {} x {}dp {}, micro-batch {} x {}, {} chunks, "
+      "recompute {}{}{}, {}, {} ({} layers)",
+      plan.schedule, plan.pipeline, plan.tensor_parallel,
+      plan.context_parallel > 1 ? fmt::format("cp {} x ", plan.context_parallel) : "",
+      plan.data_parallel, plan.micro_batch_size, plan.microbatches, plan.chunks, plan.recompute,
       plan.offload > 0 ? fmt::format(", offload {:g}", plan.offload) : "",
-      plan.expert_parallel > 1 ? fmt::format(", ep {}", plan.expert_parallel) : "", plan.placement,
-      plan.layers);
+      plan.expert_parallel > 1 ? fmt::format(", ep {}", plan.expert_parallel) : "", plan.precision,
+      plan.placement, plan.layers);
   // The axis sets the ratio (and drops a budget); the base's other offload fields stay.
   if (!search.space.offload.empty()) {
     nlohmann::json& offload = config["costs"]["offload"];
@@ -101,6 +113,8 @@ nlohmann::json plan_config(const Search& search, const Plan& plan,
   nlohmann::json& training = config["training"];
   training["micro_batch_size"] = plan.micro_batch_size;
   training["recompute"] = plan.recompute;
+  training["precision"] = plan.precision;
+  if (plan.precision != "fp8") training.erase("fp8_recipe");
   if (plan.tensor_parallel == 1 && training.contains("sequence_parallel")) {
     training["sequence_parallel"] = false;
   } else if (plan.tensor_parallel > 1 && search.moe) {
@@ -125,14 +139,16 @@ nlohmann::json plan_config(const Search& search, const Plan& plan,
   config["parallelism"] = {{"tensor_parallel", plan.tensor_parallel},
                            {"data_parallel", plan.data_parallel}};
   if (plan.expert_parallel > 1) config["parallelism"]["expert_parallel"] = plan.expert_parallel;
+  if (plan.context_parallel > 1) config["parallelism"]["context_parallel"] = plan.context_parallel;
   nlohmann::json& network = config["network"];
   // An all-to-all over more GPUs than a node holds crosses nodes.
   if (plan.expert_parallel > 1 && !network.contains("gpus_per_node")) {
     network["gpus_per_node"] = search.devices_per_node;
   }
   if (!network.contains("devices_per_node")) {
-    // Megatron's rank order: tensor, then data, then pipeline; a stage's GPUs are adjacent.
-    const std::uint32_t group = plan.tensor_parallel * plan.data_parallel;
+    // Megatron's rank order: tensor, context, then data, then pipeline; a stage's GPUs are
+    // adjacent.
+    const std::uint32_t group = plan.tensor_parallel * plan.context_parallel * plan.data_parallel;
     network["devices_per_node"] = std::max<std::uint32_t>(1, search.devices_per_node / group);
   }
   return config;
@@ -381,6 +397,21 @@ Search parse_search(const nlohmann::json& document, const std::vector<std::strin
       space.expert_parallel.push_back(e);
     }
   }
+  if (auto x = find("context_parallel")) {
+    space.context_parallel = read_integers(*x, 1);
+  } else {
+    space.context_parallel = {1};
+  }
+  const std::vector<std::string> precisions(std::begin(detail::kPrecisionChoices),
+                                            std::end(detail::kPrecisionChoices));
+  if (auto x = find("precision")) {
+    space.precision = read_choices(*x, precisions);
+  } else if (search.base["training"].contains("precision")) {
+    space.precision = {search.base["training"]["precision"].get<std::string>()};
+  } else {
+    space.precision = {"bf16"};
+  }
+  search.sequence = m.sequence;
   if (auto x = root.find("top"))
     search.top = static_cast<std::uint32_t>(x->as_integer(1, kMaxValue));
   return search;
@@ -442,10 +473,10 @@ std::vector<Plan> enumerate(const Search& search, SearchCounts& counts, bool kee
     }
   };
   const SearchSpace& space = search.space;
-  const std::uint64_t leaves = std::uint64_t{space.micro_batch_size.size()} *
-                               space.recompute.size() *
-                               std::max<std::size_t>(space.offload.size(), 1) *
-                               space.layers.size() * space.expert_parallel.size();
+  const std::uint64_t leaves =
+      std::uint64_t{space.micro_batch_size.size()} * space.recompute.size() *
+      std::max<std::size_t>(space.offload.size(), 1) * space.layers.size() *
+      space.expert_parallel.size() * space.precision.size();
   std::uint64_t total_gpus = 0;
   for (const GpuType& g : search.gpus) total_gpus += g.count;
   // Without an offload axis, every plan offloads as the base says.
@@ -474,60 +505,76 @@ std::vector<Plan> enumerate(const Search& search, SearchCounts& counts, bool kee
     for (const std::uint32_t chunks : chunk_values) {
       for (const std::uint32_t tp : space.tensor_parallel) {
         for (const std::uint32_t pp : space.pipeline) {
-          // Every data-parallel degree with its assignments of stages to GPU types.
-          std::vector<std::pair<std::uint32_t, std::vector<std::pair<std::size_t, std::uint32_t>>>>
-              layouts;
-          for (std::uint64_t dp = 1; dp * pp * tp <= total_gpus; ++dp) {
-            for (auto& shares : assignments(search, pp, static_cast<std::uint32_t>(dp * tp))) {
-              layouts.emplace_back(static_cast<std::uint32_t>(dp), std::move(shares));
+          for (const std::uint32_t cp : space.context_parallel) {
+            // Every data-parallel degree with its assignments of stages to GPU types (each
+            // stage's GPUs: tp x cp x dp).
+            std::vector<
+                std::pair<std::uint32_t, std::vector<std::pair<std::size_t, std::uint32_t>>>>
+                layouts;
+            // Each context-parallel rank takes two of 2 cp sequence chunks.
+            const bool splits_sequence = search.sequence % (2ULL * cp) == 0;
+            for (std::uint64_t dp = 1; splits_sequence && dp * pp * tp * cp <= total_gpus; ++dp) {
+              for (auto& shares :
+                   assignments(search, pp, static_cast<std::uint32_t>(dp * tp * cp))) {
+                layouts.emplace_back(static_cast<std::uint32_t>(dp), std::move(shares));
+              }
             }
-          }
-          counts.considered += layouts.empty() ? leaves : layouts.size() * leaves;
-          if (layouts.empty()) counts.pruned_divisibility += leaves;
-          for (const auto& [dp, shares] : layouts) {
-            std::string placement;
-            for (const auto& [type, stages] : shares) {
-              placement += fmt::format("{}{}:{}", placement.empty() ? "" : ",",
-                                       search.gpus[type].name, stages);
-            }
-            for (const std::uint32_t mbs : space.micro_batch_size) {
-              const std::uint64_t per_step = std::uint64_t{mbs} * dp;
-              const std::uint32_t m =
-                  static_cast<std::uint32_t>(search.global_batch_size / per_step);
-              const bool divides = search.global_batch_size % per_step == 0 && m >= 1;
-              parallel::PipelineSpec spec;  // the plan's pipeline; the rest as the defaults
-              spec.schedule = schedule;
-              spec.stages = pp;
-              spec.microbatches = m;
-              spec.chunks = chunks;
-              const bool accepted = divides && !info.check(spec).has_value();
-              for (const std::string& recompute : space.recompute) {
-                for (const double offload : offloads) {
-                  for (const std::string& layers : space.layers) {
-                    for (const std::uint32_t ep : space.expert_parallel) {
-                      // Expert-parallel ranks are data-parallel replicas.
-                      const bool valid = accepted && dp % ep == 0;
-                      if (!valid) {
-                        ++counts.pruned_divisibility;
-                        if (!keep_invalid || !divides) continue;
+            counts.considered += layouts.empty() ? leaves : layouts.size() * leaves;
+            if (layouts.empty()) counts.pruned_divisibility += leaves;
+            for (const auto& [dp, shares] : layouts) {
+              std::string placement;
+              for (const auto& [type, stages] : shares) {
+                placement += fmt::format("{}{}:{}", placement.empty() ? "" : ",",
+                                         search.gpus[type].name, stages);
+              }
+              for (const std::uint32_t mbs : space.micro_batch_size) {
+                const std::uint64_t per_step = std::uint64_t{mbs} * dp;
+                const std::uint32_t m =
+                    static_cast<std::uint32_t>(search.global_batch_size / per_step);
+                const bool divides = search.global_batch_size % per_step == 0 && m >= 1;
+                parallel::PipelineSpec spec;  // the plan's pipeline; the rest as the defaults
+                spec.schedule = schedule;
+                spec.stages = pp;
+                spec.microbatches = m;
+                spec.chunks = chunks;
+                const bool accepted = divides && !info.check(spec).has_value();
+                for (const std::string& recompute : space.recompute) {
+                  for (const double offload : offloads) {
+                    for (const std::string& layers : space.layers) {
+                      for (const std::uint32_t ep : space.expert_parallel) {
+                        for (const std::string& precision : space.precision) {
+                          // Expert-parallel ranks are data-parallel replicas; every GPU type the
+                          // plan places must have the precision.
+                          const bool valid =
+                              accepted && dp % ep == 0 &&
+                              std::all_of(shares.begin(), shares.end(), [&](auto& s) {
+                                return has_precision(search.gpus[s.first], precision);
+                              });
+                          if (!valid) {
+                            ++counts.pruned_divisibility;
+                            if (!keep_invalid || !divides) continue;
+                          }
+                          Plan plan;
+                          plan.schedule = schedule;
+                          plan.pipeline = pp;
+                          plan.tensor_parallel = tp;
+                          plan.data_parallel = dp;
+                          plan.micro_batch_size = mbs;
+                          plan.microbatches = m;
+                          plan.chunks = chunks;
+                          plan.recompute = recompute;
+                          plan.offload = offload;
+                          plan.layers = layers;
+                          plan.expert_parallel = ep;
+                          plan.context_parallel = cp;
+                          plan.precision = precision;
+                          plan.placement = placement;
+                          plan.stage_shares = shares;
+                          if (with_configs) plan.config = plan_config(search, plan, shares);
+                          plans.push_back(std::move(plan));
+                          if (plans.size() % 65536 == 0) check_plans();
+                        }
                       }
-                      Plan plan;
-                      plan.schedule = schedule;
-                      plan.pipeline = pp;
-                      plan.tensor_parallel = tp;
-                      plan.data_parallel = dp;
-                      plan.micro_batch_size = mbs;
-                      plan.microbatches = m;
-                      plan.chunks = chunks;
-                      plan.recompute = recompute;
-                      plan.offload = offload;
-                      plan.layers = layers;
-                      plan.expert_parallel = ep;
-                      plan.placement = placement;
-                      plan.stage_shares = shares;
-                      if (with_configs) plan.config = plan_config(search, plan, shares);
-                      plans.push_back(std::move(plan));
-                      if (plans.size() % 65536 == 0) check_plans();
                     }
                   }
                 }

@@ -151,6 +151,41 @@ TEST(Search, ExpertParallelIsAnAxis) {
             (std::vector<std::uint32_t>{1}));
 }
 
+// Context parallelism and the precision as axes: a degree that does not split the 2,048-token
+// sequence into 2 x cp chunks (3) is pruned with its plans, and so is a precision the GPUs
+// lack (NVFP4 on H100s). 8 GPUs in 2 stages: CP 1 with DP 4, CP 2 with DP 2.
+TEST(Search, ContextParallelAndPrecisionAreAxes) {
+  const nlohmann::json document =
+      search_document(R"({"H100": {"preset": "h100-sxm", "count": 8}})",
+                      R"({"schedules": ["1f1b"], "pipeline": [2], "tensor_parallel": [1],
+                          "micro_batch_size": [1], "recompute": ["none"],
+                          "context_parallel": [1, 2, 3], "precision": ["bf16", "fp8", "nvfp4"]})");
+  const Search search = parse_search(document, {"H100"}, "s.json");
+  EXPECT_EQ(search.space.context_parallel, (std::vector<std::uint32_t>{1, 2, 3}));
+  SearchOptions options;
+  options.jobs = 2;
+  options.keep_simulated = true;
+  const SearchResult result = run_search(search, options);
+  EXPECT_EQ(result.counts.considered, 9u);
+  EXPECT_EQ(result.counts.pruned_divisibility, 5u);
+  ASSERT_EQ(result.simulated.size(), 4u);
+  for (const PlanResult& r : result.simulated) {
+    SCOPED_TRACE(r.plan.config["description"].get<std::string>());
+    EXPECT_TRUE(r.outcome.error.empty()) << r.outcome.error;
+    EXPECT_EQ(r.plan.data_parallel * r.plan.context_parallel, 4u);
+    EXPECT_NE(r.plan.precision, "nvfp4");
+    EXPECT_EQ(r.plan.config["training"]["precision"], r.plan.precision);
+    const study::Config config = study::parse_config(r.plan.config, "plan.json");
+    EXPECT_EQ(config.context_parallel, r.plan.context_parallel);
+    EXPECT_EQ(config.data_parallel.ranks(), 4u);
+  }
+  // Without the axes: CP 1 and the base's precision.
+  const Search plain = parse_search(
+      search_document(R"({"H100": {"preset": "h100-sxm", "count": 8}})", "{}"), {"H100"}, "s.json");
+  EXPECT_EQ(plain.space.context_parallel, (std::vector<std::uint32_t>{1}));
+  EXPECT_EQ(plain.space.precision, (std::vector<std::string>{"bf16"}));
+}
+
 // Offloading as an axis: every plan once per share; a share above 0 puts it in the plan's
 // costs, and without a host link the axis is refused.
 TEST(Search, OffloadIsAnAxis) {

@@ -42,6 +42,12 @@ struct SearchSpace {
   /// Expert-parallel degrees (/parallelism/expert_parallel), each dividing the plan's data
   /// parallelism; default: 1, and for a MoE model every power of two dividing its experts.
   std::vector<std::uint32_t> expert_parallel;
+  /// Context-parallel degrees (/parallelism/context_parallel), each splitting the sequence
+  /// into 2 x cp chunks; default 1.
+  std::vector<std::uint32_t> context_parallel;
+  /// Training precisions (/training/precision), each on GPUs that have it; default: the
+  /// base's (bf16 unless it says).
+  std::vector<std::string> precision;
 };
 
 /// A search file: a base config shared by every plan, a cluster, a space and constraints.
@@ -57,6 +63,7 @@ struct Search {
   /// The model has MoE layers: plans with tensor parallelism run sequence parallelism, as
   /// Megatron-Core's MoE layers need.
   bool moe = false;
+  std::uint32_t sequence = 0;  ///< the model's, which context parallelism must split
 };
 
 /// Reads and checks a search document; `gpu_order` lists /cluster/gpus' keys as written
@@ -80,6 +87,8 @@ struct Plan {
   std::string recompute;
   double offload = 0;  ///< its /costs/offload/ratio
   std::uint32_t expert_parallel = 1;
+  std::uint32_t context_parallel = 1;
+  std::string precision;  ///< /training/precision
   std::string layers;     ///< the layer split
   std::string placement;  ///< e.g. "H100 x4, A100 x4" (stages per GPU type, first stage first)
   /// The same as indices into Search::gpus and stage counts, first stage first.
