@@ -367,14 +367,20 @@ Search parse_search(const nlohmann::json& document, const std::vector<std::strin
     bool linked = search.base.contains("network") && search.base["network"].is_object() &&
                   search.base["network"].contains("host_link");
     if (!linked) {
-      linked = std::all_of(search.gpus.begin(), search.gpus.end(),
-                           [](const GpuType& g) { return g.entry.contains("host_link"); });
+      // A GPU type's own link, or its preset's (PCIe, NVLink-C2C).
+      linked = std::all_of(search.gpus.begin(), search.gpus.end(), [](const GpuType& g) {
+        if (g.entry.contains("host_link")) return true;
+        const auto preset = g.entry.find("preset");
+        if (preset == g.entry.end() || !preset->is_string()) return false;
+        const model::DevicePreset* found = model::find_device_preset(preset->get<std::string>());
+        return found != nullptr && found->spec.host_link_bandwidth > 0;
+      });
     }
     if (!linked &&
         std::any_of(space.offload.begin(), space.offload.end(), [](double r) { return r > 0; })) {
       x->fail(
           "offloading needs a link to host memory: give /base/network/host_link or host_link "
-          "in every /cluster/gpus entry");
+          "in every /cluster/gpus entry without a preset");
     }
   }
   const std::vector<std::string> splits(std::begin(detail::kLayerSplits),

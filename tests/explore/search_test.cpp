@@ -219,13 +219,22 @@ TEST(Search, OffloadIsAnAxis) {
     }
   }
 
+  // A preset's own host link (the H100's PCIe Gen5) serves; a GPU given by its specs has none.
   EXPECT_EQ(error_of([&] {
               (void)parse_search(
                   search_document(R"({"H100": {"preset": "h100-sxm", "count": 4}})", space),
                   {"H100"}, "s.json");
             }),
+            "(no error)");
+  EXPECT_EQ(error_of([&] {
+              (void)parse_search(
+                  search_document(R"({"X": {"peak_flops": 1e15, "memory_bandwidth": "3TB/s",
+                                            "memory": "80GB", "count": 4}})",
+                                  space),
+                  {"X"}, "s.json");
+            }),
             "s.json:/space/offload: offloading needs a link to host memory: give "
-            "/base/network/host_link or host_link in every /cluster/gpus entry");
+            "/base/network/host_link or host_link in every /cluster/gpus entry without a preset");
   // The recompute axis with a base that fixes /costs/recompute (it would override the plans').
   nlohmann::json fixed = search_document(gpus, space);
   fixed["base"]["costs"] = {{"recompute", "full"}};
