@@ -134,7 +134,8 @@ void add_gemm_command(CLI::App& app) {
       ->required();
   cmd->add_option("--device", options->device, "a preset from `perflow devices` (h100-sxm)");
   cmd->add_option("--precision", options->precision, "bf16 (default), fp16, fp8, mxfp8 or nvfp4")
-      ->check(CLI::IsMember({"bf16", "fp16", "fp8", "mxfp8", "nvfp4"}));
+      ->check(CLI::IsMember(std::vector<std::string>(std::begin(model::kPrecisionNames),
+                                                     std::end(model::kPrecisionNames))));
   cmd->add_option("--gemm-efficiency", options->gemm_efficiency,
                   "gemm_max instead of the preset's: the fraction of peak the largest tile "
                   "reaches")

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "perflow/model/device_spec.hpp"
+
 namespace perflow::explore::detail {
 namespace {
 
@@ -142,7 +144,7 @@ constexpr FileField kSpaceFields[] = {
      .kind = K::Names,
      .description = "training precisions (default: the base's training.precision, else "
                     "bf16); a plan whose GPUs lack one is pruned",
-     .choices = kPrecisionChoices},
+     .choices = model::kPrecisionNames},
 };
 
 constexpr FileField kConstraintsFields[] = {

@@ -80,15 +80,20 @@ std::vector<std::string> read_choices(const JsonCursor& c, std::span<const std::
   throw ConfigError(file, where, e.message());
 }
 
+// The GPU preset a GPU type names; nullptr without one.
+const model::DevicePreset* preset_of(const GpuType& gpu) {
+  const auto preset = gpu.entry.find("preset");
+  if (preset == gpu.entry.end() || !preset->is_string()) return nullptr;
+  return model::find_device_preset(preset->get<std::string>());
+}
+
 // Whether a GPU type has tensor cores for `precision`: its preset's peak, or a peak_flops of
 // its own (which stands for every precision).
 bool has_precision(const GpuType& gpu, const std::string& precision) {
   if (gpu.entry.contains("peak_flops")) return true;
-  const auto preset = gpu.entry.find("preset");
-  if (preset == gpu.entry.end() || !preset->is_string()) return true;
-  const model::DevicePreset* found = model::find_device_preset(preset->get<std::string>());
+  const model::DevicePreset* preset = preset_of(gpu);
   const std::optional<model::Precision> p = model::parse_precision(precision);
-  return found == nullptr || !p || found->spec.peak(*p) > 0;
+  return preset == nullptr || !p || preset->spec.peak(*p) > 0;
 }
 
 // The base with the search's choices filled in: one complete config.
@@ -369,11 +374,9 @@ Search parse_search(const nlohmann::json& document, const std::vector<std::strin
     if (!linked) {
       // A GPU type's own link, or its preset's (PCIe, NVLink-C2C).
       linked = std::all_of(search.gpus.begin(), search.gpus.end(), [](const GpuType& g) {
-        if (g.entry.contains("host_link")) return true;
-        const auto preset = g.entry.find("preset");
-        if (preset == g.entry.end() || !preset->is_string()) return false;
-        const model::DevicePreset* found = model::find_device_preset(preset->get<std::string>());
-        return found != nullptr && found->spec.host_link_bandwidth > 0;
+        const model::DevicePreset* preset = preset_of(g);
+        return g.entry.contains("host_link") ||
+               (preset != nullptr && preset->spec.host_link_bandwidth > 0);
       });
     }
     if (!linked &&
@@ -408,8 +411,8 @@ Search parse_search(const nlohmann::json& document, const std::vector<std::strin
   } else {
     space.context_parallel = {1};
   }
-  const std::vector<std::string> precisions(std::begin(detail::kPrecisionChoices),
-                                            std::end(detail::kPrecisionChoices));
+  const std::vector<std::string> precisions(std::begin(model::kPrecisionNames),
+                                            std::end(model::kPrecisionNames));
   if (auto x = find("precision")) {
     space.precision = read_choices(*x, precisions);
   } else if (search.base["training"].contains("precision")) {
@@ -499,6 +502,13 @@ std::vector<Plan> enumerate(const Search& search, SearchCounts& counts, bool kee
     }
     offloads = {ratio};
   }
+  // Per GPU type, whether it has each precision of the space (asked once, not per plan).
+  std::vector<std::vector<bool>> has(search.gpus.size());
+  for (std::size_t g = 0; g < search.gpus.size(); ++g) {
+    for (const std::string& precision : space.precision) {
+      has[g].push_back(has_precision(search.gpus[g], precision));
+    }
+  }
   for (const std::string& schedule : space.schedules) {
     // The schedule's chunk rule gives the chunk counts to try, its check the sizes it takes.
     const parallel::ScheduleInfo& info = schedules.get(schedule);
@@ -548,14 +558,14 @@ std::vector<Plan> enumerate(const Search& search, SearchCounts& counts, bool kee
                   for (const double offload : offloads) {
                     for (const std::string& layers : space.layers) {
                       for (const std::uint32_t ep : space.expert_parallel) {
-                        for (const std::string& precision : space.precision) {
+                        for (std::size_t k = 0; k < space.precision.size(); ++k) {
+                          const std::string& precision = space.precision[k];
                           // Expert-parallel ranks are data-parallel replicas; every GPU type the
                           // plan places must have the precision.
                           const bool valid =
                               accepted && dp % ep == 0 &&
-                              std::all_of(shares.begin(), shares.end(), [&](auto& s) {
-                                return has_precision(search.gpus[s.first], precision);
-                              });
+                              std::all_of(shares.begin(), shares.end(),
+                                          [&](const auto& share) { return has[share.first][k]; });
                           if (!valid) {
                             ++counts.pruned_divisibility;
                             if (!keep_invalid || !divides) continue;

@@ -191,6 +191,7 @@ PositionCosts derive_position(const Transformer& model, const Training& training
       attention_kernels += op.kernels[kForward];
     }
   }
+  const detail::Dimensions d = detail::dimensions(model, training, degrees.tensor);
   // Context parallelism: each attention layer's exchange with the other ranks of its
   // sequence (a rank's K and V block, its Q, K, V and output; 2 bytes an element, on its
   // tensor-parallel rank's heads).
@@ -200,7 +201,6 @@ PositionCosts derive_position(const Transformer& model, const Training& training
       if (kind.has_attention()) attention_layers += count;
     }
     if (attention_layers > 0) {
-      const detail::Dimensions d = detail::dimensions(model, training, degrees.tensor);
       c.context = {.layers = attention_layers,
                    .kv_bytes = 2 * d.tokens * (d.kw + d.vw) / d.t,
                    .qkv_bytes = 2 * d.tokens * (d.qw + d.kw + d.vw) / d.t,
@@ -222,8 +222,7 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   // Activations kept per layer (Korthikanti et al. 2022, section 4, generalised to f and
   // grouped-query attention; 2-byte tensors, 1-byte dropout masks), per sublayer: a
   // standard layer's attention and MLP, a hybrid model's one part.
-  const auto [tp, b, s, tokens, h, f, qw, kw, vw, ow, latent, r] =
-      detail::dimensions(model, training, degrees.tensor);
+  const auto [tp, b, s, tokens, h, f, qw, kw, vw, ow, latent, r] = d;
   // Bytes of a GEMM input kept for the backward: Transformer Engine's quantised Linear keeps
   // its input quantised (transformer_engine/pytorch/module/linear.py saves the quantised
   // `inputmat`, its columnwise copy only: fp8 one byte an element, MXFP8 and NVFP4 with their

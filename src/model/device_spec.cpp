@@ -286,19 +286,7 @@ constexpr std::array kPresets = {
 }  // namespace
 
 std::string_view to_string(Precision precision) {
-  switch (precision) {
-    case Precision::Fp16:
-      return "fp16";
-    case Precision::Fp8:
-      return "fp8";
-    case Precision::Mxfp8:
-      return "mxfp8";
-    case Precision::Nvfp4:
-      return "nvfp4";
-    case Precision::Bf16:
-      break;
-  }
-  return "bf16";
+  return kPrecisionNames[static_cast<std::size_t>(precision)];
 }
 
 std::optional<Precision> parse_precision(std::string_view text) {

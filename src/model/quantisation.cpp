@@ -1,5 +1,7 @@
 #include "perflow/model/quantisation.hpp"
 
+#include <iterator>
+
 namespace perflow::model {
 namespace {
 
@@ -19,20 +21,12 @@ double copies(Precision precision, GpuGeneration generation) {
 }  // namespace
 
 std::string_view to_string(Fp8Recipe recipe) {
-  switch (recipe) {
-    case Fp8Recipe::Current:
-      return "current";
-    case Fp8Recipe::Blockwise:
-      return "blockwise";
-    case Fp8Recipe::Delayed:
-      break;
-  }
-  return "delayed";
+  return kFp8RecipeNames[static_cast<std::size_t>(recipe)];
 }
 
 std::optional<Fp8Recipe> parse_fp8_recipe(std::string_view text) {
-  for (const Fp8Recipe r : {Fp8Recipe::Delayed, Fp8Recipe::Current, Fp8Recipe::Blockwise}) {
-    if (to_string(r) == text) return r;
+  for (std::size_t i = 0; i < std::size(kFp8RecipeNames); ++i) {
+    if (kFp8RecipeNames[i] == text) return static_cast<Fp8Recipe>(i);
   }
   return std::nullopt;
 }

@@ -1,5 +1,7 @@
 #include "perflow/model/training.hpp"
 
+#include <iterator>
+
 namespace perflow::model {
 
 std::string_view to_string(Recompute recompute) {
@@ -40,21 +42,11 @@ std::optional<Recompute> parse_recompute(std::string_view text) {
   return std::nullopt;
 }
 
-std::string_view to_string(CpComm comm) {
-  switch (comm) {
-    case CpComm::AllGather:
-      return "all_gather";
-    case CpComm::A2a:
-      return "a2a";
-    case CpComm::P2p:
-      break;
-  }
-  return "p2p";
-}
+std::string_view to_string(CpComm comm) { return kCpCommNames[static_cast<std::size_t>(comm)]; }
 
 std::optional<CpComm> parse_cp_comm(std::string_view text) {
-  for (const CpComm c : {CpComm::P2p, CpComm::AllGather, CpComm::A2a}) {
-    if (to_string(c) == text) return c;
+  for (std::size_t i = 0; i < std::size(kCpCommNames); ++i) {
+    if (kCpCommNames[i] == text) return static_cast<CpComm>(i);
   }
   return std::nullopt;
 }

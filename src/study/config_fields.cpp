@@ -4,6 +4,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "perflow/model/device_spec.hpp"
+#include "perflow/model/quantisation.hpp"
+#include "perflow/model/training.hpp"
+
 namespace perflow::study::detail {
 namespace {
 
@@ -16,9 +20,6 @@ constexpr std::string_view kCollectivePricings[] = {"nccl", "ring"};
 constexpr std::string_view kPer[] = {kCostsPerChunk, kCostsPerStage};
 constexpr std::string_view kMlps[] = {"gelu", "swiglu"};
 constexpr std::string_view kAttentions[] = {"mha", "gqa", "mla"};
-constexpr std::string_view kPrecisions[] = {"bf16", "fp16", "fp8", "mxfp8", "nvfp4"};
-constexpr std::string_view kCpComms[] = {"p2p", "all_gather", "a2a"};
-constexpr std::string_view kFp8Recipes[] = {"delayed", "current", "blockwise"};
 constexpr std::string_view kRecomputes[] = {"none", "selective", "full"};
 constexpr std::string_view kReduceDtypes[] = {"fp32", "bf16", "fp16"};
 constexpr std::string_view kMoeDispatchers[] = {"alltoall", "deepep"};
@@ -484,7 +485,7 @@ constexpr Field kParallelismFields[] = {
                     "around the ring under the attention), all_gather, or a2a (Ulysses' "
                     "all-to-alls of Q, K, V and the output)",
      .default_value = "p2p",
-     .choices = kCpComms},
+     .choices = model::kCpCommNames},
     {.name = "overlap_grad_reduce",
      .kind = K::Boolean,
      .description = "gradients are reduced bucket by bucket as the backward produces them, "
@@ -820,7 +821,7 @@ constexpr Field kTrainingFields[] = {
                     "blocks) and nvfp4 (16-element blocks) as Transformer Engine runs them, "
                     "with their casts; attention, router, norms and LM head stay in bf16",
      .default_value = "bf16",
-     .choices = kPrecisions},
+     .choices = model::kPrecisionNames},
     {.name = "fp8_recipe",
      .kind = K::Choice,
      .description = "with precision fp8, its scaling (Megatron-LM's --fp8-recipe): delayed "
@@ -828,7 +829,7 @@ constexpr Field kTrainingFields[] = {
                     "first; Megatron's tensorwise) or blockwise (a scale per 128 elements, "
                     "Hopper or newer)",
      .default_value = "delayed",
-     .choices = kFp8Recipes},
+     .choices = model::kFp8RecipeNames},
     {.name = "recompute",
      .kind = K::Choice,
      .description = "activation recomputation (default none); its time is part of B",

@@ -310,10 +310,10 @@ TimeNs tensor_parallel_time(std::uint32_t degree, const simulator::Link& link,
   return repeated(one, count, "tensor-parallel all-reduces", where);
 }
 
-// The expert-parallel ranks are data-parallel replicas, tensor_parallel ranks apart
-// (Megatron-LM's rank order: tensor first), so an NVLink domain holds nvlink_domain / TP of
-// them.
-std::uint32_t expert_ranks_per_node(const Config& config) {
+// Of a group whose ranks are tensor_parallel apart (Megatron-LM's rank order: tensor first;
+// the expert-parallel ranks, data-parallel replicas, and the context-parallel ones), the
+// ranks an NVLink domain holds: nvlink_domain / TP.
+std::uint32_t ranks_per_domain(const Config& config) {
   return std::max<std::uint32_t>(
       1, config.nvlink_domain / std::max<std::uint32_t>(config.tensor_parallel, 1));
 }
@@ -362,7 +362,7 @@ TimeNs expert_parallel_time(const Config& config, const PartialCosts& p, const J
                          ? parallel::nccl_all_to_all_time(bytes, config.expert_parallel,
                                                           *config.expert_parallel_nccl)
                          : parallel::pairwise_all_to_all_time(
-                               bytes, config.expert_parallel, expert_ranks_per_node(config),
+                               bytes, config.expert_parallel, ranks_per_domain(config),
                                {intra.latency, intra.bandwidth}, {inter.latency, inter.bandwidth});
   return repeated(one, count, "all-to-alls", where);
 }
@@ -461,10 +461,9 @@ TimeNs context_parallel_time(const Config& config, const model::ContextExchange&
       if (nccl) return parallel::nccl_all_to_all_time(bytes, cp, *nccl);
       const simulator::Link& intra = config.simulation.intra_node;
       const simulator::Link& inter = config.simulation.inter_node;
-      const std::uint32_t per_node = std::max<std::uint32_t>(
-          1, config.nvlink_domain / std::max<std::uint32_t>(config.tensor_parallel, 1));
-      return parallel::pairwise_all_to_all_time(
-          bytes, cp, per_node, {intra.latency, intra.bandwidth}, {inter.latency, inter.bandwidth});
+      return parallel::pairwise_all_to_all_time(bytes, cp, ranks_per_domain(config),
+                                                {intra.latency, intra.bandwidth},
+                                                {inter.latency, inter.bandwidth});
     };
     if (comm == model::CpComm::AllGather) {
       const double gathered = x.kv_bytes * cp;
@@ -1018,7 +1017,7 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
           config.context_parallel, config.tensor_parallel);
       config.tensor_parallel_nccl = placed(tp_in_node, tp_link, config.tensor_parallel, 1);
       config.expert_parallel_nccl = base;
-      config.expert_parallel_nccl->ranks_per_node = expert_ranks_per_node(config);
+      config.expert_parallel_nccl->ranks_per_node = ranks_per_domain(config);
     }
     // DeepEP's costs are NCCL's view of the links, and its intra-node kernels need NVLink.
     if (config.moe_dispatcher == MoeDispatcher::DeepEp) {

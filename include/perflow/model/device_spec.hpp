@@ -16,6 +16,8 @@ namespace perflow::model {
 enum class Precision : std::uint8_t { Bf16, Fp16, Fp8, Mxfp8, Nvfp4 };
 inline constexpr Precision kPrecisions[] = {Precision::Bf16, Precision::Fp16, Precision::Fp8,
                                             Precision::Mxfp8, Precision::Nvfp4};
+/// Their names in configs, flags and outputs, in the enum's order.
+inline constexpr std::string_view kPrecisionNames[] = {"bf16", "fp16", "fp8", "mxfp8", "nvfp4"};
 
 std::string_view to_string(Precision precision);
 std::optional<Precision> parse_precision(std::string_view text);

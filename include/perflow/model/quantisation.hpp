@@ -15,6 +15,8 @@ namespace perflow::model {
 /// amax, read before the cast) or Blockwise (Float8BlockScaling, DeepSeek-V3's: a scale per
 /// 1x128 activation block and per 128x128 weight block).
 enum class Fp8Recipe : std::uint8_t { Delayed, Current, Blockwise };
+/// Their names in configs, in the enum's order.
+inline constexpr std::string_view kFp8RecipeNames[] = {"delayed", "current", "blockwise"};
 
 std::string_view to_string(Fp8Recipe recipe);
 std::optional<Fp8Recipe> parse_fp8_recipe(std::string_view text);

@@ -30,6 +30,8 @@ std::optional<ReduceDtype> parse_reduce_dtype(std::string_view text);
 /// ring under the attention's compute (ring attention), AllGather gathers them all first, A2a
 /// swaps the sequence split for a head split around the attention (DeepSpeed-Ulysses).
 enum class CpComm : std::uint8_t { P2p, AllGather, A2a };
+/// Their names in configs, in the enum's order.
+inline constexpr std::string_view kCpCommNames[] = {"p2p", "all_gather", "a2a"};
 
 std::string_view to_string(CpComm comm);
 std::optional<CpComm> parse_cp_comm(std::string_view text);

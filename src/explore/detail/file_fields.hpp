@@ -75,8 +75,6 @@ inline constexpr std::string_view kSearchChosenKeys[] = {"pipeline",     "parall
                                                          "device_types", "placement",   "parts"};
 /// The values of /space/recompute and /space/layers.
 inline constexpr std::string_view kRecomputeChoices[] = {"none", "selective", "full"};
-/// The values of /space/precision: model::Precision's names.
-inline constexpr std::string_view kPrecisionChoices[] = {"bf16", "fp16", "fp8", "mxfp8", "nvfp4"};
 using model::kLayerSplits;
 
 }  // namespace perflow::explore::detail
