@@ -198,7 +198,7 @@ void BM_ExpertParallel(benchmark::State& state, const char* schedule) {
 // plus half of the activations offloaded; DualPipe (2 chunks) plain and with an all-to-all
 // on every F and backward (the pairs run as units, the rest get A2A tasks). Reported per
 // task of the pipeline as built.
-enum class Passes { None, RecomputeOffload, AllToAll };
+enum class Passes { None, RecomputeOffload, AllToAll, Fsdp };
 
 void BM_PassesEndToEnd(benchmark::State& state, const char* schedule, Passes which) {
   parallel::TaskCosts costs = kCosts.uniform();
@@ -216,6 +216,12 @@ void BM_PassesEndToEnd(benchmark::State& state, const char* schedule, Passes whi
     spec.chunks = 2;
     costs.all_to_all = 900'000;  // in the costs either way; only the passes run it
   }
+  // FSDP: every F and BW gathers 2 units (the first, then the other), each BW
+  // reduce-scatters both.
+  parallel::FsdpSpec fsdp;
+  fsdp.units.assign(stages, 2);
+  fsdp.gather.assign(stages, 200'000);
+  fsdp.reduce.assign(stages, 300'000);
   const parallel::CostTable table(costs);
   std::size_t tasks = 0;
   std::size_t extended_tasks = 0;
@@ -228,6 +234,8 @@ void BM_PassesEndToEnd(benchmark::State& state, const char* schedule, Passes whi
       recipe.then(passes::Recompute{table}).then(passes::Offload{offload});
     } else if (which == Passes::AllToAll) {
       recipe.then(passes::OverlapPairs{&plan, table}).then(passes::AllToAll{table});
+    } else if (which == Passes::Fsdp) {
+      recipe.then(passes::Fsdp{fsdp});
     }
     graph = passes::apply(std::move(graph), recipe);
     const auto result = simulator::simulate(graph, simulator::SimulationOptions{1000});
@@ -256,6 +264,7 @@ BENCHMARK_CAPTURE(BM_ExpertParallel, dualpipe, "dualpipe")->Apply(sizes);
 BENCHMARK_CAPTURE(BM_PassesEndToEnd, 1f1b_plain, "1f1b", Passes::None)->Apply(sizes);
 BENCHMARK_CAPTURE(BM_PassesEndToEnd, 1f1b_recompute_offload_half, "1f1b", Passes::RecomputeOffload)
     ->Apply(sizes);
+BENCHMARK_CAPTURE(BM_PassesEndToEnd, 1f1b_fsdp_two_units, "1f1b", Passes::Fsdp)->Apply(sizes);
 BENCHMARK_CAPTURE(BM_PassesEndToEnd, dualpipe_plain, "dualpipe", Passes::None)->Apply(sizes);
 BENCHMARK_CAPTURE(BM_PassesEndToEnd, dualpipe_all_to_all, "dualpipe", Passes::AllToAll)
     ->Apply(sizes);

@@ -78,7 +78,8 @@ def test_torchtitan_job(source_dir, cli):
                               "--nodes", "8"], capture_output=True, text=True, check=True)
     assert json.loads(written.stdout) == imported.config
     assert imported.config["model"] == {"preset": "llama3-70b"}
-    assert imported.config["parallelism"] == {"tensor_parallel": 8, "data_parallel": 8}
+    assert imported.config["parallelism"] == {"tensor_parallel": 8, "data_parallel": 8,
+                                              "fsdp": "zero3"}
     assert imported.unknown == []
     with pytest.raises(perflow.FormatError):
         perflow.import_torchtitan(source_dir / "tests/golden/error_import_torchtitan_value/job.toml",

@@ -71,15 +71,25 @@ bool mixed_precision(const std::vector<explore::PlanResult>& plans) {
     return r.plan.precision != plans.front().plan.precision;
   });
 }
+// Any plan with FSDP: its column is shown then ("zero3", "hsdp/8", "none").
+bool any_fsdp(const std::vector<explore::PlanResult>& plans) {
+  return std::any_of(plans.begin(), plans.end(),
+                     [](const explore::PlanResult& r) { return r.plan.fsdp != "none"; });
+}
+std::string fsdp_text(const explore::Plan& p) {
+  return p.fsdp == "hsdp" ? fmt::format("hsdp/{}", p.fsdp_shard_size) : p.fsdp;
+}
 
 std::string table(const std::vector<explore::PlanResult>& plans) {
   const bool offload = any_offload(plans);
   const bool ep = any_expert_parallel(plans);
   const bool cp = any_context_parallel(plans);
   const bool precision = mixed_precision(plans);
+  const bool fsdp = any_fsdp(plans);
   std::vector<std::vector<std::string>> rows = {{"rank", "schedule", "PPxTPxDP", "mbs x m",
                                                  "chunks", "recompute", "placement", "layers",
                                                  "step time", "tokens/s", "MFU", "peak memory"}};
+  if (fsdp) rows.front().insert(rows.front().begin() + 6, "FSDP");
   if (precision) rows.front().insert(rows.front().begin() + 6, "precision");
   if (offload) rows.front().insert(rows.front().begin() + 6, "offload");
   if (ep) rows.front().insert(rows.front().begin() + 3, "EP");
@@ -94,6 +104,7 @@ std::string table(const std::vector<explore::PlanResult>& plans) {
          p.recompute, p.placement, p.layers, format_duration(o.makespan),
          o.tokens_per_s ? fmt::format("{:.0f}", *o.tokens_per_s) : "-",
          o.mfu ? fmt::format("{:.1f}%", *o.mfu * 100) : "-", format_memory(o.peak_total_memory)});
+    if (fsdp) rows.back().insert(rows.back().begin() + 6, fsdp_text(p));
     if (precision) rows.back().insert(rows.back().begin() + 6, p.precision);
     if (offload) rows.back().insert(rows.back().begin() + 6, fmt::format("{:g}", p.offload));
     if (ep) rows.back().insert(rows.back().begin() + 3, fmt::format("{}", p.expert_parallel));
@@ -120,25 +131,28 @@ std::string html_table(const std::vector<explore::PlanResult>& plans) {
   const bool ep = any_expert_parallel(plans);
   const bool cp = any_context_parallel(plans);
   const bool precision = mixed_precision(plans);
+  const bool fsdp = any_fsdp(plans);
   std::string html = fmt::format(
       "<table><tr><th>rank</th><th>schedule</th><th>PP x TP x DP</th>{}{}<th>mbs x m</th>"
-      "<th>chunks</th><th>recompute</th>{}{}<th>placement</th><th>layers</th><th>step time</th>"
+      "<th>chunks</th><th>recompute</th>{}{}{}<th>placement</th><th>layers</th><th>step time</th>"
       "<th>tokens/s</th><th>MFU</th><th>peak memory (static + activations, fullest GPU)</th>"
       "</tr>\n",
       cp ? "<th>CP</th>" : "", ep ? "<th>EP</th>" : "", offload ? "<th>offload</th>" : "",
-      precision ? "<th>precision</th>" : "");
+      precision ? "<th>precision</th>" : "", fsdp ? "<th>FSDP</th>" : "");
   for (std::size_t i = 0; i < plans.size(); ++i) {
     const explore::Plan& p = plans[i].plan;
     const explore::RunOutcome& o = plans[i].outcome;
     html += fmt::format(
-        "<tr><td>{}</td><td>{}</td><td>{}x{}x{}</td>{}{}<td>{} x {}</td><td>{}</td><td>{}</td>{}{}"
+        "<tr><td>{}</td><td>{}</td><td>{}x{}x{}</td>{}{}<td>{} x "
+        "{}</td><td>{}</td><td>{}</td>{}{}{}"
         "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
         i + 1, escape_html(p.schedule), p.pipeline, p.tensor_parallel, p.data_parallel,
         cp ? fmt::format("<td>{}</td>", p.context_parallel) : "",
         ep ? fmt::format("<td>{}</td>", p.expert_parallel) : "", p.micro_batch_size, p.microbatches,
         p.chunks, escape_html(p.recompute), offload ? fmt::format("<td>{:g}</td>", p.offload) : "",
         precision ? fmt::format("<td>{}</td>", escape_html(p.precision)) : "",
-        escape_html(p.placement), escape_html(p.layers), format_duration(o.makespan),
+        fsdp ? fmt::format("<td>{}</td>", escape_html(fsdp_text(p))) : "", escape_html(p.placement),
+        escape_html(p.layers), format_duration(o.makespan),
         o.tokens_per_s ? fmt::format("{:.0f}", *o.tokens_per_s) : "-",
         o.mfu ? fmt::format("{:.1f}%", *o.mfu * 100) : "-", format_memory(o.peak_total_memory));
   }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "perflow/model/device_spec.hpp"
+#include "perflow/model/training.hpp"
 
 namespace perflow::explore::detail {
 namespace {
@@ -145,6 +146,18 @@ constexpr FileField kSpaceFields[] = {
      .description = "training precisions (default: the base's training.precision, else "
                     "bf16); a plan whose GPUs lack one is pruned",
      .choices = model::kPrecisionNames},
+    {.name = "fsdp",
+     .kind = K::Names,
+     .description = "FSDP modes, each plan's parallelism.fsdp (default: the base's, else "
+                    "none); \"hsdp\" once per fsdp_shard_size; a plan whose data x context "
+                    "ranks a mode cannot shard over is pruned",
+     .choices = model::kFsdpNames},
+    {.name = "fsdp_shard_size",
+     .kind = K::Integers,
+     .description = "with \"hsdp\" in fsdp: the shard group sizes to try, each dividing the "
+                    "plan's data x context ranks",
+     .min = 2,
+     .max = kMaxSearchValue},
 };
 
 constexpr FileField kConstraintsFields[] = {

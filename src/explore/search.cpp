@@ -102,12 +102,15 @@ nlohmann::json plan_config(const Search& search, const Plan& plan,
   nlohmann::json config = search.base;
   config["description"] = fmt::format(
       "perflow search plan: {} pp {} x tp {} x {}dp {}, micro-batch {} x {}, {} chunks, "
-      "recompute {}{}{}, {}, {} ({} layers)",
+      "recompute {}{}{}, {}{}, {} ({} layers)",
       plan.schedule, plan.pipeline, plan.tensor_parallel,
       plan.context_parallel > 1 ? fmt::format("cp {} x ", plan.context_parallel) : "",
       plan.data_parallel, plan.micro_batch_size, plan.microbatches, plan.chunks, plan.recompute,
       plan.offload > 0 ? fmt::format(", offload {:g}", plan.offload) : "",
       plan.expert_parallel > 1 ? fmt::format(", ep {}", plan.expert_parallel) : "", plan.precision,
+      plan.fsdp == "none"   ? std::string()
+      : plan.fsdp == "hsdp" ? fmt::format(", fsdp hsdp over {}", plan.fsdp_shard_size)
+                            : ", fsdp " + plan.fsdp,
       plan.placement, plan.layers);
   // The axis sets the ratio (and drops a budget); the base's other offload fields stay.
   if (!search.space.offload.empty()) {
@@ -145,6 +148,8 @@ nlohmann::json plan_config(const Search& search, const Plan& plan,
                            {"data_parallel", plan.data_parallel}};
   if (plan.expert_parallel > 1) config["parallelism"]["expert_parallel"] = plan.expert_parallel;
   if (plan.context_parallel > 1) config["parallelism"]["context_parallel"] = plan.context_parallel;
+  if (plan.fsdp != "none") config["parallelism"]["fsdp"] = plan.fsdp;
+  if (plan.fsdp == "hsdp") config["parallelism"]["fsdp_shard_size"] = plan.fsdp_shard_size;
   nlohmann::json& network = config["network"];
   // An all-to-all over more GPUs than a node holds crosses nodes.
   if (plan.expert_parallel > 1 && !network.contains("gpus_per_node")) {
@@ -420,6 +425,28 @@ Search parse_search(const nlohmann::json& document, const std::vector<std::strin
   } else {
     space.precision = {"bf16"};
   }
+  const std::vector<std::string> fsdp_modes(std::begin(model::kFsdpNames),
+                                            std::end(model::kFsdpNames));
+  const nlohmann::json& base_parallelism =
+      search.base.contains("parallelism") ? search.base["parallelism"] : nlohmann::json::object();
+  if (auto x = find("fsdp")) {
+    space.fsdp = read_choices(*x, fsdp_modes);
+  } else if (base_parallelism.contains("fsdp") && base_parallelism["fsdp"].is_string()) {
+    space.fsdp = {base_parallelism["fsdp"].get<std::string>()};
+  } else {
+    space.fsdp = {"none"};
+  }
+  if (auto x = find("fsdp_shard_size")) {
+    space.fsdp_shard_size = read_integers(*x, 2);
+  } else if (base_parallelism.contains("fsdp_shard_size") &&
+             base_parallelism["fsdp_shard_size"].is_number_unsigned()) {
+    space.fsdp_shard_size = {base_parallelism["fsdp_shard_size"].get<std::uint32_t>()};
+  }
+  const bool hsdp = std::find(space.fsdp.begin(), space.fsdp.end(), "hsdp") != space.fsdp.end();
+  if (hsdp && space.fsdp_shard_size.empty()) {
+    root.at("space").at("fsdp").fail(
+        "\"hsdp\" shards within groups of /space/fsdp_shard_size ranks: give the sizes to try");
+  }
   search.sequence = m.sequence;
   if (auto x = root.find("top"))
     search.top = static_cast<std::uint32_t>(x->as_integer(1, kMaxValue));
@@ -482,10 +509,19 @@ std::vector<Plan> enumerate(const Search& search, SearchCounts& counts, bool kee
     }
   };
   const SearchSpace& space = search.space;
+  // The FSDP choices: each mode, "hsdp" once per shard size.
+  std::vector<std::pair<std::string, std::uint32_t>> fsdp_choices;
+  for (const std::string& mode : space.fsdp) {
+    if (mode != "hsdp") {
+      fsdp_choices.emplace_back(mode, 0);
+      continue;
+    }
+    for (const std::uint32_t size : space.fsdp_shard_size) fsdp_choices.emplace_back(mode, size);
+  }
   const std::uint64_t leaves =
       std::uint64_t{space.micro_batch_size.size()} * space.recompute.size() *
       std::max<std::size_t>(space.offload.size(), 1) * space.layers.size() *
-      space.expert_parallel.size() * space.precision.size();
+      space.expert_parallel.size() * space.precision.size() * fsdp_choices.size();
   std::uint64_t total_gpus = 0;
   for (const GpuType& g : search.gpus) total_gpus += g.count;
   // Without an offload axis, every plan offloads as the base says.
@@ -554,41 +590,53 @@ std::vector<Plan> enumerate(const Search& search, SearchCounts& counts, bool kee
                 spec.microbatches = m;
                 spec.chunks = chunks;
                 const bool accepted = divides && !info.check(spec).has_value();
+                // FSDP is not modelled around DualPipe's overlapped pairs.
+                const bool dual = info.shape_of(spec) == parallel::PipelineShape::DualPipe;
                 for (const std::string& recompute : space.recompute) {
                   for (const double offload : offloads) {
                     for (const std::string& layers : space.layers) {
                       for (const std::uint32_t ep : space.expert_parallel) {
                         for (std::size_t k = 0; k < space.precision.size(); ++k) {
-                          const std::string& precision = space.precision[k];
-                          // Expert-parallel ranks are data-parallel replicas; every GPU type the
-                          // plan places must have the precision.
-                          const bool valid =
-                              accepted && dp % ep == 0 &&
-                              std::all_of(shares.begin(), shares.end(),
-                                          [&](const auto& share) { return has[share.first][k]; });
-                          if (!valid) {
-                            ++counts.pruned_divisibility;
-                            if (!keep_invalid || !divides) continue;
+                          for (const auto& [fsdp, shard] : fsdp_choices) {
+                            const std::string& precision = space.precision[k];
+                            // Expert-parallel ranks are data-parallel replicas; every GPU type the
+                            // plan places must have the precision; FSDP shards over the data x
+                            // context ranks (HSDP within groups holding whole CP groups).
+                            const std::uint64_t ranks = std::uint64_t{dp} * cp;
+                            const bool shards =
+                                fsdp == "none" ||
+                                (!dual && ranks >= 2 &&
+                                 (fsdp == "zero3" || (ranks % shard == 0 && shard % cp == 0)));
+                            const bool valid =
+                                accepted && dp % ep == 0 && shards &&
+                                std::all_of(shares.begin(), shares.end(),
+                                            [&](const auto& share) { return has[share.first][k]; });
+                            if (!valid) {
+                              ++counts.pruned_divisibility;
+                              if (!keep_invalid || !divides) continue;
+                            }
+                            Plan plan;
+                            plan.schedule = schedule;
+                            plan.pipeline = pp;
+                            plan.tensor_parallel = tp;
+                            plan.data_parallel = dp;
+                            plan.micro_batch_size = mbs;
+                            plan.microbatches = m;
+                            plan.chunks = chunks;
+                            plan.recompute = recompute;
+                            plan.offload = offload;
+                            plan.layers = layers;
+                            plan.expert_parallel = ep;
+                            plan.context_parallel = cp;
+                            plan.precision = precision;
+                            plan.fsdp = fsdp;
+                            plan.fsdp_shard_size = shard;
+                            plan.placement = placement;
+                            plan.stage_shares = shares;
+                            if (with_configs) plan.config = plan_config(search, plan, shares);
+                            plans.push_back(std::move(plan));
+                            if (plans.size() % 65536 == 0) check_plans();
                           }
-                          Plan plan;
-                          plan.schedule = schedule;
-                          plan.pipeline = pp;
-                          plan.tensor_parallel = tp;
-                          plan.data_parallel = dp;
-                          plan.micro_batch_size = mbs;
-                          plan.microbatches = m;
-                          plan.chunks = chunks;
-                          plan.recompute = recompute;
-                          plan.offload = offload;
-                          plan.layers = layers;
-                          plan.expert_parallel = ep;
-                          plan.context_parallel = cp;
-                          plan.precision = precision;
-                          plan.placement = placement;
-                          plan.stage_shares = shares;
-                          if (with_configs) plan.config = plan_config(search, plan, shares);
-                          plans.push_back(std::move(plan));
-                          if (plans.size() % 65536 == 0) check_plans();
                         }
                       }
                     }

@@ -34,6 +34,8 @@ nlohmann::json choices_json(const Plan& p) {
           {"expert_parallel", p.expert_parallel},
           {"context_parallel", p.context_parallel},
           {"precision", p.precision},
+          {"fsdp", p.fsdp},
+          {"fsdp_shard_size", p.fsdp_shard_size},
           {"placement", p.placement},
           {"layers", p.layers},
           {"config", p.config}};
@@ -87,13 +89,29 @@ nlohmann::json search_result_json(const SearchResult& result) {
 std::string search_result_csv(const SearchResult& result) {
   const nlohmann::json document = search_result_json(result);
   // The plan fields but the config, in the order of the docs (nlohmann::json sorts its keys).
-  const std::vector<std::string> fields = {
-      "rank",          "schedule",         "pipeline",          "tensor_parallel",
-      "data_parallel", "micro_batch_size", "microbatches",      "chunks",
-      "recompute",     "offload",          "expert_parallel",   "placement",
-      "layers",        "makespan_ns",      "bubble_ratio",      "tokens_per_s",
-      "mfu",           "peak_memory",      "peak_total_memory", "context_parallel",
-      "precision"};
+  const std::vector<std::string> fields = {"rank",
+                                           "schedule",
+                                           "pipeline",
+                                           "tensor_parallel",
+                                           "data_parallel",
+                                           "micro_batch_size",
+                                           "microbatches",
+                                           "chunks",
+                                           "recompute",
+                                           "offload",
+                                           "expert_parallel",
+                                           "placement",
+                                           "layers",
+                                           "makespan_ns",
+                                           "bubble_ratio",
+                                           "tokens_per_s",
+                                           "mfu",
+                                           "peak_memory",
+                                           "peak_total_memory",
+                                           "context_parallel",
+                                           "precision",
+                                           "fsdp",
+                                           "fsdp_shard_size"};
   std::vector<std::string> header = {"list"};
   header.insert(header.end(), fields.begin(), fields.end());
   std::string out = csv_record(header);

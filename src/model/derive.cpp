@@ -143,6 +143,43 @@ std::vector<std::pair<Operator, double>> position_operators(
   return rows;
 }
 
+// Fully sharded data parallelism (Megatron-FSDP's optim_grads_params, PyTorch FSDP2 as
+// torchtitan applies it): parameters, gradients and the optimizer state split over the
+// shard group (the routed experts' over their expert-data-parallel ranks within it, as
+// Megatron-FSDP shards them). Each unit (a layer; the embedding and the head their own, as
+// torchtitan wraps them) is gathered in 2-byte parameters before it runs and its gradients
+// are reduce-scattered in the reduction's type. Without pipelining a rank holds its shards
+// plus the gathered units: the one running and the one prefetched, and one unit's whole
+// gradients awaiting their reduce-scatter; with pipelining (torchtitan turns
+// reshard_after_forward off and defers the gradient sync to the last microbatch) the stage
+// keeps its parameters gathered and its gradients whole for the step, and only the optimizer
+// state stays sharded.
+void set_fsdp(PositionCosts& c, const Training& training, const Degrees& degrees,
+              double dense_parameters, double expert_parameters, double largest_unit,
+              std::uint32_t units) {
+  const double shard = training.fsdp_shard(degrees.data);
+  const double expert_shard =
+      std::min(shard, std::max(1.0, double(degrees.data) / std::max(degrees.expert, 1u)));
+  const double sharded = dense_parameters / shard + expert_parameters / expert_shard;
+  const double width = training.gradient_width();
+  const double kept = degrees.pipeline > 1 ? c.parameters : sharded;
+  c.fp8_weight_bytes *= c.parameters > 0 ? kept / c.parameters : 0.0;
+  c.weight_bytes = 2 * kept;
+  c.gradient_bytes = width * kept;
+  c.optimizer_bytes = 12 * sharded;
+  c.fsdp_units = units;
+  c.fsdp_buffer_bytes = degrees.pipeline > 1 ? 0.0 : (2 * 2 + width) * largest_unit;
+  // Each collective is one ring over the shard group: the experts' bytes scaled so that it
+  // takes as long as theirs over their own ranks (as dp_gradient_bytes is).
+  const double ring = (shard - 1) / shard;
+  const double expert_ring = (expert_shard - 1) / expert_shard;
+  const double moved = dense_parameters + (ring > 0 ? expert_parameters * expert_ring / ring : 0);
+  c.fsdp_parameter_bytes = 2 * moved;
+  c.fsdp_gradient_bytes = width * moved;
+  c.dp_gradient_bytes = 0;
+  c.dp_parameter_bytes = 0;
+}
+
 }  // namespace
 
 PositionCosts derive_position(const Transformer& model, const Training& training,
@@ -290,6 +327,7 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   // DeepSeek-V3's 187M, counted with them).
   double gemm_parameters = 0;
   double expert_parameters = 0;  // the routed experts' on this rank
+  double largest_unit = 0;       // FSDP's: the most parameters one layer holds on the rank
   std::uint32_t tp_collectives = 0;
   for (const auto& [kind, layer_count] : kinds) {
     const double n = layer_count;
@@ -345,6 +383,10 @@ PositionCosts derive_position(const Transformer& model, const Training& training
     const double on_rank = moe ? n * (double(model.experts) / degrees.expert) * expert / t : 0.0;
     expert_parameters += on_rank;
     c.parameters += n * (split_weights / t + norms + replicated_weights + router) + on_rank;
+    if (n > 0) {
+      largest_unit = std::max(
+          largest_unit, split_weights / t + norms + replicated_weights + router + on_rank / n);
+    }
     gemm_parameters += n * (split_weights / t + replicated_weights) + on_rank;
     // A tensor-parallel collective after each sublayer (the row-parallel GEMM's all-reduce, or
     // with sequence parallelism its reduce-scatter and the next all-gather). A MoE layer's
@@ -376,6 +418,7 @@ PositionCosts derive_position(const Transformer& model, const Training& training
 
   const double table = model.embedding_parameters() / t;  // vocabulary-parallel
   if (layers.embedding) c.parameters += table;
+  if (layers.embedding || layers.head) largest_unit = std::max(largest_unit, table + h);
   // The head's matrix, or the tied embedding's copy on the last stage (Megatron keeps both
   // and all-reduces their gradients), plus the final norm.
   if (layers.head && !(layers.embedding && model.tied_embeddings)) c.parameters += table;
@@ -460,6 +503,11 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   double updated = c.parameters / (training.distributed_optimizer ? double(degrees.data) : 1.0);
   if (expert_parameters > 0 && training.distributed_optimizer) {
     updated = dense_parameters / dp + expert_parameters / expert_dp;
+  }
+  if (training.fsdp != Fsdp::None) {
+    set_fsdp(c, training, degrees, dense_parameters, expert_parameters, largest_unit,
+             layers.count + mtp + (layers.embedding ? 1 : 0) + (layers.head ? 1 : 0));
+    updated = c.optimizer_bytes / 12;
   }
   c.optimizer_ns = 30 * updated / (device.memory_bandwidth * device.efficiency.memory) * 1e9;
   return c;

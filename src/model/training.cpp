@@ -51,4 +51,13 @@ std::optional<CpComm> parse_cp_comm(std::string_view text) {
   return std::nullopt;
 }
 
+std::string_view to_string(Fsdp fsdp) { return kFsdpNames[static_cast<std::size_t>(fsdp)]; }
+
+std::optional<Fsdp> parse_fsdp(std::string_view text) {
+  for (std::size_t i = 0; i < std::size(kFsdpNames); ++i) {
+    if (kFsdpNames[i] == text) return static_cast<Fsdp>(i);
+  }
+  return std::nullopt;
+}
+
 }  // namespace perflow::model

@@ -17,7 +17,7 @@ namespace perflow::passes {
 namespace {
 
 constexpr std::array<std::string_view, std::variant_size_v<Pass>> kNames = {
-    "overlap-pairs", "all-to-all", "recompute",           "data-parallel",
+    "overlap-pairs", "all-to-all", "recompute",           "data-parallel",     "fsdp",
     "offload",       "iterations", "lower-communication", "blocking-transfers"};
 
 std::string canonical_order() {
@@ -94,6 +94,7 @@ EventGraph apply(EventGraph graph, const Recipe& recipe) {
             [&](const DataParallel& p) {
               return parallel::add_data_parallel(std::move(graph), p.spec);
             },
+            [&](const Fsdp& p) { return parallel::add_fsdp(std::move(graph), p.spec); },
             [&](const Offload& p) { return parallel::add_offload(std::move(graph), p.spec); },
             [&](const Iterations& p) { return parallel::repeat_iterations(graph, p.spec); },
             [&](const LowerCommunication& p) {

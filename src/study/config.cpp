@@ -106,6 +106,46 @@ void parse_simulation(const JsonCursor& c, Config& config) {
   if (auto sync = c.find("optimizer_sync")) config.iterations.optimizer_sync = sync->as_bool();
 }
 
+// /parallelism/fsdp and fsdp_shard_size: which ranks shard the parameters (torchtitan's
+// dp_shard x cp mesh, Megatron-FSDP's data-parallel group with context parallelism).
+void read_fsdp(const JsonCursor& c, Config& config) {
+  if (auto x = c.find("fsdp")) {
+    const auto parsed = model::parse_fsdp(x->as_string());
+    if (!parsed) x->fail_expected("\"none\", \"zero3\" or \"hsdp\"");
+    config.fsdp_mode = *parsed;
+  }
+  const std::optional<JsonCursor> size = c.find("fsdp_shard_size");
+  if (size) {
+    if (config.fsdp_mode != model::Fsdp::Hsdp) {
+      size->fail("fsdp_shard_size is HSDP's shard group: set /parallelism/fsdp to \"hsdp\"");
+    }
+    config.fsdp_shard_size = static_cast<std::uint32_t>(
+        detail::read_integer(*size, detail::kParallelismSection.field("fsdp_shard_size")));
+  }
+  if (config.fsdp_mode == model::Fsdp::None) return;
+  const std::uint32_t ranks = config.data_parallel.ranks();
+  const JsonCursor at = c.at("fsdp");
+  if (ranks < 2) {
+    at.fail(
+        "FSDP shards over the data x context ranks, and there is 1: raise "
+        "/parallelism/data_parallel (or context_parallel)");
+  }
+  if (config.fsdp_mode == model::Fsdp::Zero3) {
+    config.fsdp_shard_size = ranks;
+    return;
+  }
+  if (!size) {
+    at.fail("hsdp shards within groups of /parallelism/fsdp_shard_size ranks: give it");
+  }
+  const std::uint32_t shard = config.fsdp_shard_size;
+  if (shard < 2 || ranks % shard != 0 || shard % config.context_parallel != 0) {
+    size->fail(fmt::format(
+        "a shard group of {} ranks: it must be at least 2, divide the {} data x context ranks "
+        "and hold whole context-parallel groups of {}",
+        shard, ranks, config.context_parallel));
+  }
+}
+
 // /parallelism: degrees beyond the pipeline. Read before the costs (TP changes F and B).
 void parse_parallelism(const JsonCursor& c, Config& config) {
   c.expect_object(detail::kParallelismSection.keys());
@@ -141,12 +181,18 @@ void parse_parallelism(const JsonCursor& c, Config& config) {
     config.moe_dispatcher = *parsed;
   }
   if (auto overlap = c.find("moe_a2a_overlap")) config.moe_a2a_overlap = overlap->as_bool();
+  read_fsdp(c, config);
   if (auto gather = c.find("overlap_param_gather")) {
     config.data_parallel.overlap_param_gather = gather->as_bool();
     // Megatron-LM asserts the same: the gather is the distributed optimizer's, issued by the
     // overlapped reduction's machinery.
     if (config.data_parallel.overlap_param_gather && !config.data_parallel.overlap) {
       gather->fail("overlapping the parameter gather needs overlap_grad_reduce: true");
+    }
+    if (config.data_parallel.overlap_param_gather && config.fsdp_mode != model::Fsdp::None) {
+      gather->fail(
+          "overlap_param_gather is the distributed optimizer's gather; FSDP gathers each unit "
+          "before it runs: leave it out");
     }
   }
 }
@@ -210,6 +256,15 @@ Config parse_config(const nlohmann::json& document, const std::string& file) {
   }
   detail::parse_cost_sections(root, config);
   if (config.moe_a2a_overlap) check_moe_a2a_overlap(root, config);
+  if (config.fsdp_mode != model::Fsdp::None &&
+      (config.moe_a2a_overlap ||
+       parallel::schedule_shape(config.pipeline) == parallel::PipelineShape::DualPipe)) {
+    root.at("parallelism")
+        .at("fsdp")
+        .fail(
+            "FSDP's gathers are not modelled around overlapped forward-backward pairs "
+            "(DualPipe, /parallelism/moe_a2a_overlap)");
+  }
   if (auto simulation = root.find("simulation")) parse_simulation(*simulation, config);
   if (config.blocking_p2p && config.lower_communication) {
     root.at("simulation")
@@ -468,9 +523,15 @@ passes::Recipe recipe_of(const Config& config) {
   if (parallel::any_recompute(config.costs, config.pipeline.stages, config.pipeline.chunks)) {
     recipe.then(passes::Recompute{config.costs});
   }
-  if (dp.ranks() > 1 || positive(dp.optimizer) || positive(dp.step_overhead)) {
-    recipe.then(passes::DataParallel{dp});
+  const bool fsdp = config.fsdp_mode != model::Fsdp::None;
+  if ((dp.ranks() > 1 && !fsdp) || positive(dp.optimizer) || positive(dp.step_overhead)) {
+    // With FSDP the gradients are reduced by its own pass: the data-parallel pass adds the
+    // optimizer step only.
+    parallel::DataParallelSpec spec = dp;
+    if (fsdp) spec.degree = spec.context = 1;
+    recipe.then(passes::DataParallel{std::move(spec)});
   }
+  if (fsdp) recipe.then(passes::Fsdp{config.fsdp});
   if (config.offloads) recipe.then(passes::Offload{config.offload});
   if (config.iterations.count > 1) recipe.then(passes::Iterations{config.iterations});
   if (config.lower_communication) recipe.then(passes::LowerCommunication{config.simulation});

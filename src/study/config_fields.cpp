@@ -486,6 +486,22 @@ constexpr Field kParallelismFields[] = {
                     "all-to-alls of Q, K, V and the output)",
      .default_value = "p2p",
      .choices = model::kCpCommNames},
+    {.name = "fsdp",
+     .kind = K::Choice,
+     .description = "fully sharded data parallelism (with /model): none (default), zero3 "
+                    "(parameters, gradients and optimizer state sharded over the data x "
+                    "context ranks; each layer gathered before its F and its backward, its "
+                    "gradients reduce-scattered after, as PyTorch FSDP2 and Megatron-FSDP run "
+                    "it; with pipeline stages, gathered once a step), or hsdp (sharded within "
+                    "fsdp_shard_size ranks, replicated across)",
+     .default_value = "none",
+     .choices = model::kFsdpNames},
+    {.name = "fsdp_shard_size",
+     .kind = K::Integer,
+     .description = "with fsdp \"hsdp\": the ranks each shard group spans (a divisor of the "
+                    "data x context ranks, holding whole context-parallel groups)",
+     .min = 2,
+     .max = kMaxDegree},
     {.name = "overlap_grad_reduce",
      .kind = K::Boolean,
      .description = "gradients are reduced bucket by bucket as the backward produces them, "

@@ -669,6 +669,23 @@ void finish_offload(Config& config, const std::vector<std::optional<simulator::L
   }
 }
 
+// One FSDP collective of `bytes` (NCCL's whole buffer) among `ranks`: NCCL's choice over
+// `nccl`, else the ring over `link`.
+TimeNs fsdp_collective_time(parallel::Collective collective, double bytes, std::uint32_t ranks,
+                            const std::optional<parallel::NcclNetwork>& nccl,
+                            const simulator::Link& link) {
+  if (nccl) return parallel::nccl_collective_time(collective, bytes, ranks, *nccl).time;
+  switch (collective) {
+    case parallel::Collective::AllGather:
+      return parallel::ring_all_gather_time(bytes, ranks, link.latency, link.bandwidth);
+    case parallel::Collective::ReduceScatter:
+      return parallel::ring_reduce_scatter_time(bytes, ranks, link.latency, link.bandwidth);
+    case parallel::Collective::AllReduce:
+      break;
+  }
+  return parallel::ring_all_reduce_time(bytes, ranks, link.latency, link.bandwidth);
+}
+
 }  // namespace
 
 // Megatron-LM's gradient buckets and the distributed optimizer's collectives
@@ -954,6 +971,17 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
                                             config.nvlink_domain);
   config.context_parallel_link = cp_in_node ? "intra_node" : "inter_node";
   const bool tp_in_node = group_in_one_node(config.tensor_parallel, 1, world, config.nvlink_domain);
+  // FSDP's shard groups (fsdp_shard_size ranks, tensor_parallel apart) and, with HSDP, the
+  // groups of their replicas (a shard group apart).
+  const std::uint32_t fsdp_shard = std::max(config.fsdp_shard_size, 1u);
+  const std::uint32_t fsdp_replicas = std::max(config.data_parallel.ranks() / fsdp_shard, 1u);
+  const bool fsdp_in_node =
+      group_in_one_node(fsdp_shard, config.tensor_parallel, world, config.nvlink_domain);
+  const bool replicas_in_node = group_in_one_node(
+      fsdp_replicas, config.tensor_parallel * fsdp_shard, world, config.nvlink_domain);
+  config.fsdp_link = fsdp_in_node ? "intra_node" : "inter_node";
+  std::optional<parallel::NcclNetwork> fsdp_nccl;
+  std::optional<parallel::NcclNetwork> replica_nccl;
   simulator::Link dp_link =
       dp_in_node ? config.simulation.intra_node : config.simulation.inter_node;
   simulator::Link tp_link =
@@ -1016,6 +1044,12 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
           cp_in_node, cp_in_node ? config.simulation.intra_node : config.simulation.inter_node,
           config.context_parallel, config.tensor_parallel);
       config.tensor_parallel_nccl = placed(tp_in_node, tp_link, config.tensor_parallel, 1);
+      const auto link_of = [&](bool in_node) {
+        return in_node ? config.simulation.intra_node : config.simulation.inter_node;
+      };
+      fsdp_nccl = placed(fsdp_in_node, link_of(fsdp_in_node), fsdp_shard, config.tensor_parallel);
+      replica_nccl = placed(replicas_in_node, link_of(replicas_in_node), fsdp_replicas,
+                            config.tensor_parallel * fsdp_shard);
       config.expert_parallel_nccl = base;
       config.expert_parallel_nccl->ranks_per_node = ranks_per_domain(config);
     }
@@ -1139,6 +1173,34 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
     }
   }
   if (any_bytes) config.simulation.boundary_bytes = std::move(boundary_bytes);
+  if (config.model && config.fsdp_mode != model::Fsdp::None) {
+    const auto time = [&](parallel::Collective collective, double bytes, std::uint32_t ranks,
+                          const std::optional<parallel::NcclNetwork>& nccl, bool in_node) {
+      return fsdp_collective_time(
+          collective, bytes, ranks, nccl,
+          in_node ? config.simulation.intra_node : config.simulation.inter_node);
+    };
+    parallel::FsdpSpec& spec = config.fsdp;
+    spec.reshard_after_forward = stages == 1;
+    spec.chunks = chunks;
+    spec.units.assign(std::size_t{stages} * chunks, 0);
+    spec.gather.assign(spec.units.size(), 0);
+    spec.reduce.assign(spec.units.size(), 0);
+    spec.replica_reduce.assign(spec.units.size(), 0);
+    for (std::size_t i = 0; i < spec.units.size(); ++i) {
+      const model::PositionCosts& p = config.model->positions[i];
+      if (p.fsdp_units == 0) continue;
+      const double units = p.fsdp_units;
+      spec.units[i] = p.fsdp_units;
+      spec.gather[i] = time(parallel::Collective::AllGather, p.fsdp_parameter_bytes / units,
+                            fsdp_shard, fsdp_nccl, fsdp_in_node);
+      spec.reduce[i] = time(parallel::Collective::ReduceScatter, p.fsdp_gradient_bytes / units,
+                            fsdp_shard, fsdp_nccl, fsdp_in_node);
+      spec.replica_reduce[i] =
+          time(parallel::Collective::AllReduce, p.fsdp_gradient_bytes / units / fsdp_shard,
+               fsdp_replicas, replica_nccl, replicas_in_node);
+    }
+  }
   resolve_gradient_buckets(root, config);
   if (a2a_bytes_at && !any_a2a_count) {
     a2a_bytes_at->fail(

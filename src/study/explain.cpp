@@ -124,6 +124,32 @@ std::string describe_collectives(const Config& config, const model::PositionCost
   return parts.empty() ? std::string() : fmt::format("    collectives (NCCL): {}\n", parts);
 }
 
+// The FSDP line of position `i`: its units, what a gather and a reduction move, and their
+// times per unit.
+std::string describe_fsdp(const Config& config, std::size_t i, const model::PositionCosts& p) {
+  const parallel::FsdpSpec& spec = config.fsdp;
+  if (i >= spec.units.size() || spec.units[i] == 0) return {};
+  const model::Training& t = config.model->training;
+  const std::uint32_t shard = t.fsdp_shard(config.data_parallel.ranks());
+  const std::uint32_t replicas = config.data_parallel.ranks() / shard;
+  return fmt::format(
+      "    fsdp ({} over {} ranks on {}{}): {} units, {} of parameters gathered {}, {} of "
+      "gradients reduce-scattered {}; a unit's gather {}, reduce-scatter {}{}{}\n",
+      model::to_string(t.fsdp), shard, config.fsdp_link,
+      replicas > 1 ? fmt::format(", {} replicas", replicas) : "", spec.units[i],
+      format_memory(p.fsdp_parameter_bytes),
+      spec.reshard_after_forward ? "before each F and each backward" : "once a step",
+      format_memory(p.fsdp_gradient_bytes),
+      spec.reshard_after_forward ? "after each backward" : "after the last backward",
+      format_duration(spec.gather[i]), format_duration(spec.reduce[i]),
+      replicas > 1 ? fmt::format(", the replicas' all-reduce {} (last backward)",
+                                 format_duration(spec.replica_reduce[i]))
+                   : "",
+      p.fsdp_buffer_bytes > 0
+          ? fmt::format("; gathered units hold {}", format_memory(p.fsdp_buffer_bytes))
+          : "");
+}
+
 // The expert-parallel line: the dispatcher's dispatch and combine per MoE layer, or the
 // all-to-alls given by hand; `all_to_all` is what one F (and one backward) waits for.
 std::string describe_expert_parallel(const Config& config, const model::PositionCosts& p,
@@ -228,7 +254,8 @@ std::string explain(const Config& config) {
       t.micro_batch_size, t.global_batch_size, config.pipeline.microbatches, precision_text(t),
       model::to_string(t.recompute), t.recompute_mla_up_proj ? " + MLA up projections" : "",
       t.sequence_parallel ? ", sequence parallel" : "",
-      t.distributed_optimizer ? ", distributed optimizer" : "",
+      t.fsdp != model::Fsdp::None ? fmt::format(", fsdp {}", model::to_string(t.fsdp))
+                                  : (t.distributed_optimizer ? ", distributed optimizer" : ""),
       t.flash_attention ? ", flash attention" : "", model::to_string(t.reduce_dtype()));
   out +=
       fmt::format("layout     tp {} x {}pp {} x dp {}{}, {} chunk(s) per stage, {} split\n",
@@ -341,6 +368,7 @@ std::string explain(const Config& config) {
             ns(double(detail::context_parallel_time(config, p.context, false))),
             ns(double(detail::context_parallel_time(config, p.context, true))));
       }
+      out += describe_fsdp(config, std::size_t{s} * chunks + c, p);
       out += describe_expert_parallel(config, p, config.expert_traffic[std::size_t{s} * chunks + c],
                                       config.costs.at(StageId{s}, c).all_to_all);
     }
@@ -400,6 +428,8 @@ nlohmann::ordered_json explain_json(const Config& config) {
                    {"expert_parallel", config.expert_parallel},
                    {"context_parallel", config.context_parallel},
                    {"cp_comm", model::to_string(t.cp_comm)},
+                   {"fsdp", model::to_string(t.fsdp)},
+                   {"fsdp_shard_size", t.fsdp_shard(config.data_parallel.ranks())},
                    {"chunks", config.pipeline.chunks},
                    {"split", plan.split}};
   Json positions = Json::array();
@@ -464,6 +494,17 @@ nlohmann::ordered_json explain_json(const Config& config) {
            {"all_to_all_ns", a2a},
            {"moe_dispatch_ns", by_dispatcher ? dispatch.dispatch : 0},
            {"moe_combine_ns", by_dispatcher ? dispatch.combine : 0}});
+      if (const std::size_t i = std::size_t{s} * chunks + c;
+          i < config.fsdp.units.size() && config.fsdp.units[i] > 0) {
+        positions.back()["fsdp"] = {{"units", config.fsdp.units[i]},
+                                    {"parameter_bytes", p.fsdp_parameter_bytes},
+                                    {"gradient_bytes", p.fsdp_gradient_bytes},
+                                    {"buffer_bytes", p.fsdp_buffer_bytes},
+                                    {"gather_ns", config.fsdp.gather[i]},
+                                    {"reduce_scatter_ns", config.fsdp.reduce[i]},
+                                    {"replica_all_reduce_ns", config.fsdp.replica_reduce[i]},
+                                    {"per_microbatch", config.fsdp.reshard_after_forward}};
+      }
       if (p.context.layers > 0) {
         positions.back()["context_parallel"] = {
             {"attention_layers", p.context.layers},

@@ -228,6 +228,8 @@ nlohmann::ordered_json write_config(const ImportedRun& run, const std::string& g
   if (run.context_parallel > 1) parallelism["context_parallel"] = run.context_parallel;
   if (run.context_parallel > 1 && !run.cp_comm.empty()) parallelism["cp_comm"] = run.cp_comm;
   if (run.expert_parallel > 1) parallelism["expert_parallel"] = run.expert_parallel;
+  if (!run.fsdp.empty()) parallelism["fsdp"] = run.fsdp;
+  if (run.fsdp == "hsdp") parallelism["fsdp_shard_size"] = run.fsdp_shard_size;
   if (!run.overlap_grad_reduce) parallelism["overlap_grad_reduce"] = false;
   if (run.grad_bucket_size) parallelism["grad_bucket_size"] = *run.grad_bucket_size;
   if (run.overlap_param_gather) parallelism["overlap_param_gather"] = true;

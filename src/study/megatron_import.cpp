@@ -113,11 +113,9 @@ constexpr Flag kFlags[] = {
     lacking("--align-param-gather", kSwitch,
             "the schedule issues the first parameter all-gather; PerFlow issues them back to back "
             "at the iteration's start"),
-    lacking("--use-torch-fsdp2", kSwitch,
-            "PerFlow has no FSDP: parameters are modelled whole on each data-parallel rank"),
-    lacking("--use-megatron-fsdp", kSwitch,
-            "PerFlow has no FSDP: parameters are modelled whole on each data-parallel rank"),
-    lacking("--data-parallel-sharding-strategy", Arity::One, "PerFlow has no FSDP sharding"),
+    used("--use-torch-fsdp2", kSwitch),
+    used("--use-megatron-fsdp", kSwitch),
+    used("--data-parallel-sharding-strategy", Arity::One),
     used("--cp-comm-type", kList),
     lacking("--hierarchical-context-parallel-sizes", kList,
             "PerFlow's context parallelism is one group (a2a+p2p is simulated as p2p)"),
@@ -670,6 +668,41 @@ void read_cp_comm(const Flags& flags, detail::ImportedRun& run, ImportResult& re
   if (first != "p2p" && first != "a2a+p2p") run.cp_comm = first;
 }
 
+// Torch FSDP2 (--use-torch-fsdp2: ZeRO-3) and Megatron-FSDP (--use-megatron-fsdp with
+// --data-parallel-sharding-strategy, default no_shard; arguments.py): optim_grads_params is
+// ZeRO-3, optim the distributed optimizer's sharding; optim_grads (ZeRO-2, gradients
+// sharded, parameters whole) is modelled as the distributed optimizer.
+void read_fsdp(const Flags& flags, detail::ImportedRun& run, ImportResult& result) {
+  const std::string strategy =
+      flags
+          .choice("--data-parallel-sharding-strategy",
+                  {"no_shard", "optim", "optim_grads", "optim_grads_params"})
+          .value_or("no_shard");
+  if (flags.has("--use-torch-fsdp2")) {
+    run.fsdp = "zero3";
+    return;
+  }
+  if (!flags.has("--use-megatron-fsdp")) {
+    if (flags.has("--data-parallel-sharding-strategy")) {
+      result.warnings.push_back(fmt::format(
+          "--data-parallel-sharding-strategy {}: Megatron-LM reads it with --use-megatron-fsdp "
+          "only; ignored",
+          strategy));
+    }
+    return;
+  }
+  if (strategy == "optim_grads_params") {
+    run.fsdp = "zero3";
+  } else if (strategy == "optim" || strategy == "optim_grads") {
+    run.distributed_optimizer = true;
+    if (strategy == "optim_grads") {
+      result.warnings.push_back(
+          "--data-parallel-sharding-strategy optim_grads: ZeRO-2's sharded gradients are "
+          "modelled as the distributed optimizer's (gradients whole on each rank)");
+    }
+  }
+}
+
 void read_recompute(const Flags& flags, detail::ImportedRun& run, ImportResult& result) {
   if (flags.has("--checkpoint-activations") || flags.has("--activations-checkpoint-method")) {
     // Older Megatron-LM (the SC'21 scripts): full recomputation, checkpointing each layer.
@@ -942,6 +975,7 @@ ImportResult import_megatron(std::span<const std::string> args, const ImportOpti
   }
   read_recompute(flags, run, result);
   run.distributed_optimizer = flags.has("--use-distributed-optimizer");
+  read_fsdp(flags, run, result);
   // Megatron-LM's default is no overlap; PerFlow's is the overlap.
   run.overlap_grad_reduce = flags.has("--overlap-grad-reduce");
   run.overlap_param_gather = flags.has("--overlap-param-gather");

@@ -540,6 +540,11 @@ void parse_model_sections(const JsonCursor& root, Config& config) {
           .at("context_parallel")
           .fail("context parallelism splits /model's sequence over ranks: add /model");
     }
+    if (config.fsdp_mode != model::Fsdp::None) {
+      root.at("parallelism")
+          .at("fsdp")
+          .fail("FSDP gathers /model's layers and shards its parameters: add /model");
+    }
     if (auto comm = root.find("parallelism").value_or(root).find("cp_comm")) {
       comm->fail("cp_comm is how /model's attention runs with context parallelism: add /model");
     }
@@ -564,6 +569,8 @@ void parse_model_sections(const JsonCursor& root, Config& config) {
     }
   }
   plan.training.moe_dispatcher = config.moe_dispatcher;
+  plan.training.fsdp = config.fsdp_mode;
+  plan.training.fsdp_shard_size = config.fsdp_shard_size;
   read_context_parallelism(root, config, plan);
   if (config.moe_dispatcher == MoeDispatcher::DeepEp) {
     const JsonCursor where = root.at("parallelism").at("moe_dispatcher");
@@ -718,7 +725,8 @@ void derive_model_costs(const JsonCursor& root, Config& config,
   const model::Transformer& m = plan.transformer;
   const model::Degrees degrees{.tensor = config.tensor_parallel,
                                .data = config.data_parallel.degree * config.context_parallel,
-                               .expert = config.expert_parallel};
+                               .expert = config.expert_parallel,
+                               .pipeline = stages};
   if (m.heads % degrees.tensor != 0) {
     root.at("parallelism")
         .at("tensor_parallel")

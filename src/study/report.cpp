@@ -74,7 +74,7 @@ void write_layers_and_breakdown(JsonWriter& w, const Config& config, DeviceId de
     w.field("memory_breakdown", nullptr);
     return;
   }
-  double weights = 0, gradients = 0, optimizer = 0, fp8_weights = 0;
+  double weights = 0, gradients = 0, optimizer = 0, fp8_weights = 0, fsdp_buffers = 0;
   w.key("layers").begin_array();
   for (std::uint32_t c = 0; c < chunks; ++c) {
     const model::PositionCosts& p = config.model->positions[device.value * chunks + c];
@@ -94,12 +94,13 @@ void write_layers_and_breakdown(JsonWriter& w, const Config& config, DeviceId de
     gradients += p.gradient_bytes;
     optimizer += p.optimizer_bytes;
     fp8_weights += p.fp8_weight_bytes;
+    fsdp_buffers += p.fsdp_buffer_bytes;
   }
   w.end_array();
-  w.key("memory_breakdown")
-      .begin_object()
-      .field("fp8_weight_cache", fp8_weights)
-      .field("gradients", gradients)
+  w.key("memory_breakdown").begin_object().field("fp8_weight_cache", fp8_weights);
+  // FSDP's gathered units, only with FSDP (reports without it stay as they were).
+  if (fsdp_buffers > 0) w.field("fsdp_gathered_units", fsdp_buffers);
+  w.field("gradients", gradients)
       .field("optimizer_state", optimizer)
       .field("weights", weights)
       .end_object();

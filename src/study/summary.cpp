@@ -131,6 +131,18 @@ std::string describe_gradient_sync(const Config& config) {
   const parallel::DataParallelSpec& dp = config.data_parallel;
   const std::string dtype =
       config.model ? std::string(model::to_string(config.model->training.reduce_dtype())) : "";
+  if (config.fsdp_mode != model::Fsdp::None) {
+    // FSDP: what each unit's collectives do, and when.
+    const std::uint32_t shard = config.fsdp_shard_size;
+    const std::uint32_t replicas = dp.ranks() / std::max(shard, 1u);
+    return fmt::format(
+        "fsdp {} over {} ranks: each layer's parameters all-gathered {}, its gradients "
+        "reduce-scattered ({}) {}{}",
+        model::to_string(config.fsdp_mode), shard,
+        config.fsdp.reshard_after_forward ? "before its F and its backward" : "once a step", dtype,
+        config.fsdp.reshard_after_forward ? "after each backward" : "after the last",
+        replicas > 1 ? fmt::format(", all-reduced over {} replicas after the last", replicas) : "");
+  }
   std::string out = fmt::format("{}{}", dp.sharded ? "reduce-scatter" : "all-reduce",
                                 dtype.empty() ? "" : " (" + dtype + ")");
   const std::uint64_t buckets = parallel::gradient_bucket_count(
@@ -175,10 +187,12 @@ std::string format_summary(const Config& config, const EventGraph& graph,
     // Which link each all-reduce crosses (the ranks' placement decides it; cost_config.cpp).
     std::string links;
     if (config.data_parallel.ranks() > 1) {
-      links +=
-          fmt::format("; dp {} over {}",
-                      config.data_parallel.sharded ? "reduce-scatter/all-gather" : "all-reduce",
-                      config.data_parallel_link);
+      links += config.fsdp_mode != model::Fsdp::None
+                   ? fmt::format("; fsdp all-gather/reduce-scatter over {}", config.fsdp_link)
+                   : fmt::format(
+                         "; dp {} over {}",
+                         config.data_parallel.sharded ? "reduce-scatter/all-gather" : "all-reduce",
+                         config.data_parallel_link);
     }
     if (config.context_parallel > 1) {
       links += fmt::format("; cp {} over {}", model::to_string(config.model->training.cp_comm),

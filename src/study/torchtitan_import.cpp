@@ -272,13 +272,11 @@ void read_parallelism(const Job& job, detail::ImportedRun& run, ImportResult& re
                     "parallelism",
                     replicate, shards, run.data_parallel));
   }
+  // FSDP2 over the dp_shard x cp mesh (torchtitan's parallel_dims), replicated over
+  // dp_replicate with HSDP.
   if (shards > 1) {
-    run.distributed_optimizer = true;
-    result.warnings.push_back(fmt::format(
-        "[parallelism] data_parallel_shard_degree {}: {} shards parameters, gradients and "
-        "optimizer state; PerFlow models the optimizer state sharded (distributed optimizer), "
-        "not FSDP's parameter all-gathers and gradient reduce-scatters",
-        shards, replicate > 1 ? "HSDP" : "FSDP"));
+    run.fsdp = replicate > 1 ? "hsdp" : "zero3";
+    run.fsdp_shard_size = shards * run.context_parallel;
   }
   // PyTorch's context parallelism rotates K and V around the ring ("alltoall") or gathers
   // them first ("allgather", torchtitan's default; torch.distributed.tensor.experimental

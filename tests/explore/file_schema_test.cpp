@@ -126,7 +126,7 @@ TEST(FileFields, ParsersRefuseKeysOutsideTheTable) {
   EXPECT_EQ(error_of([&] { parse_search(search(R"(, "space": {"chunk": [2]})"), {}, "f.json"); }),
             "f.json:/space/chunk: unknown key 'chunk'; did you mean 'chunks'? (valid keys here: "
             "schedules, pipeline, tensor_parallel, micro_batch_size, chunks, recompute, offload, "
-            "layers, expert_parallel, context_parallel, precision)");
+            "layers, expert_parallel, context_parallel, precision, fsdp, fsdp_shard_size)");
   EXPECT_EQ(
       error_of([&] { parse_search(search(R"(, "constraints": {"memry": 1})"), {}, "f.json"); }),
       "f.json:/constraints/memry: unknown key 'memry'; did you mean 'memory'? (valid keys "

@@ -32,12 +32,17 @@ std::string refusal(const std::vector<Pass>& passes) {
 TEST(Recipe, RefusesAPassOutOfTheCanonicalOrder) {
   EXPECT_EQ(refusal({Recompute{}, AllToAll{}}),
             "pass recipe: all-to-all cannot come after recompute (the order is overlap-pairs, "
-            "all-to-all, recompute, data-parallel, offload, iterations, lower-communication, "
-            "blocking-transfers)");
+            "all-to-all, recompute, data-parallel, fsdp, offload, iterations, "
+            "lower-communication, blocking-transfers)");
   EXPECT_EQ(refusal({Offload{}, DataParallel{}}),
             "pass recipe: data-parallel cannot come after offload (the order is overlap-pairs, "
-            "all-to-all, recompute, data-parallel, offload, iterations, lower-communication, "
-            "blocking-transfers)");
+            "all-to-all, recompute, data-parallel, fsdp, offload, iterations, "
+            "lower-communication, blocking-transfers)");
+  EXPECT_EQ(refusal({Fsdp{}, DataParallel{}}),
+            "pass recipe: data-parallel cannot come after fsdp (the order is overlap-pairs, "
+            "all-to-all, recompute, data-parallel, fsdp, offload, iterations, "
+            "lower-communication, blocking-transfers)");
+  EXPECT_EQ(refusal({DataParallel{}, Fsdp{}, Offload{}}), "accepted");
   EXPECT_EQ(refusal({Recompute{}, Recompute{}}), "pass recipe: recompute is asked for twice");
   EXPECT_EQ(refusal({LowerCommunication{}, BlockingTransfers{}}),
             "pass recipe: lower-communication and blocking-transfers cannot both run (each "

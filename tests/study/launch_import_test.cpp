@@ -255,6 +255,35 @@ TEST(MegatronImport, ContextParallelFlags) {
       "'ring'");
 }
 
+// Torch FSDP2 and Megatron-FSDP's ZeRO-3 are /parallelism/fsdp zero3; its optim strategy
+// is the distributed optimizer, optim_grads the same with a warning.
+TEST(MegatronImport, FsdpFlags) {
+  ImportResult result =
+      import_megatron(tiny({"--use-megatron-fsdp", "--data-parallel-sharding-strategy",
+                            "optim_grads_params", "--use-distributed-optimizer"}),
+                      on("h100-sxm", 2));
+  EXPECT_EQ(result.config["parallelism"]["fsdp"], "zero3");
+  EXPECT_TRUE(result.warnings.empty());
+  EXPECT_GT(makespan_of(plain(result.config)), 0);
+  result = import_megatron(tiny({"--use-torch-fsdp2"}), on("h100-sxm", 2));
+  EXPECT_EQ(result.config["parallelism"]["fsdp"], "zero3");
+  result = import_megatron(
+      tiny({"--use-megatron-fsdp", "--data-parallel-sharding-strategy", "optim_grads"}),
+      on("h100-sxm", 2));
+  EXPECT_FALSE(result.config["parallelism"].contains("fsdp"));
+  EXPECT_EQ(result.config["training"]["distributed_optimizer"], true);
+  ASSERT_EQ(result.warnings.size(), 1u);
+  EXPECT_EQ(result.warnings[0].substr(0, 46), "--data-parallel-sharding-strategy optim_grads:");
+  result = import_megatron(tiny({"--data-parallel-sharding-strategy", "optim_grads_params"}),
+                           on("h100-sxm", 2));
+  EXPECT_FALSE(result.config["parallelism"].contains("fsdp"));
+  ASSERT_EQ(result.warnings.size(), 1u);
+  EXPECT_EQ(error_of(tiny({"--use-megatron-fsdp", "--data-parallel-sharding-strategy", "zero3"}),
+                     on("h100-sxm", 2))
+                .substr(0, 50),
+            "Megatron-LM flag --data-parallel-sharding-strategy");
+}
+
 TEST(MegatronImport, VocabularyPadding) {
   const auto vocab = [](std::vector<std::string> more, std::optional<std::uint32_t> given = {}) {
     std::vector<std::string> args = tiny(std::move(more));
@@ -548,13 +577,26 @@ TEST(TorchtitanImport, JobFile) {
       R"j({"description":"torchtitan job job.toml on 2 x 8 h100-sxm (tp 2 x pp 2 x dp 4)",)j"
       R"("model":{"preset":"llama3-8b","sequence":4096},)"
       R"("training":{"micro_batch_size":1,"global_batch_size":8,"precision":"bf16",)"
-      R"("recompute":"full","sequence_parallel":true,"distributed_optimizer":true},)"
+      R"("recompute":"full","sequence_parallel":true},)"
       R"("device":"h100-sxm","pipeline":{"schedule":"interleaved-1f1b","stages":2,)"
-      R"("chunks":2,"layers":[8,9,8,7]},"parallelism":{"tensor_parallel":2,"data_parallel":4},)"
-      R"("network":{"devices_per_node":1}})");
+      R"("chunks":2,"layers":[8,9,8,7]},"parallelism":{"tensor_parallel":2,"data_parallel":4,)"
+      R"("fsdp":"zero3"},"network":{"devices_per_node":1}})");
   EXPECT_EQ(result.unknown, (std::vector<std::string>{"[frobnicate]"}));
-  ASSERT_EQ(result.warnings.size(), 1u);  // FSDP
-  EXPECT_EQ(result.warnings[0].substr(0, 41), "[parallelism] data_parallel_shard_degree ");
+  EXPECT_TRUE(result.warnings.empty());
+  EXPECT_GT(makespan_of(plain(result.config)), 0);
+}
+
+// dp_replicate x dp_shard: HSDP, each shard group dp_shard x cp ranks (torchtitan's
+// dp_shard_cp mesh).
+TEST(TorchtitanImport, ReplicatedShardsAreHsdp) {
+  const std::string job =
+      "[model]\nflavor = \"8B\"\n[training]\nlocal_batch_size = 1\nseq_len = 8192\n"
+      "[parallelism]\ndata_parallel_replicate_degree = 2\ndata_parallel_shard_degree = 2\n"
+      "context_parallel_degree = 2\n";
+  const ImportResult result = import_torchtitan_text(job, "job.toml", on("h100-sxm", 1));
+  EXPECT_EQ(result.config["parallelism"]["fsdp"], "hsdp");
+  EXPECT_EQ(result.config["parallelism"]["fsdp_shard_size"], 4);
+  EXPECT_EQ(result.config["parallelism"]["data_parallel"], 4);
   EXPECT_GT(makespan_of(plain(result.config)), 0);
 }
 

@@ -104,7 +104,7 @@ nlohmann::json reference_report(const Config& config, const EventGraph& graph,
     if (config.model && !config.model->positions.empty() &&
         dm.device.value < config.pipeline.stages) {
       layers = nlohmann::json::array();
-      double weights = 0, gradients = 0, optimizer = 0, fp8_weights = 0;
+      double weights = 0, gradients = 0, optimizer = 0, fp8_weights = 0, fsdp = 0;
       for (std::uint32_t c = 0; c < chunks; ++c) {
         const model::PositionCosts& p = config.model->positions[dm.device.value * chunks + c];
         const parallel::TaskCosts& costs = config.costs.at(StageId{dm.device.value}, c);
@@ -121,11 +121,13 @@ nlohmann::json reference_report(const Config& config, const EventGraph& graph,
         gradients += p.gradient_bytes;
         optimizer += p.optimizer_bytes;
         fp8_weights += p.fp8_weight_bytes;
+        fsdp += p.fsdp_buffer_bytes;
       }
       breakdown = {{"weights", weights},
                    {"gradients", gradients},
                    {"optimizer_state", optimizer},
                    {"fp8_weight_cache", fp8_weights}};
+      if (fsdp > 0) breakdown["fsdp_gathered_units"] = fsdp;
     }
     devices.push_back(
         {{"device", dm.device.value},

@@ -48,6 +48,11 @@ struct SearchSpace {
   /// Training precisions (/training/precision), each on GPUs that have it; default: the
   /// base's (bf16 unless it says).
   std::vector<std::string> precision;
+  /// FSDP modes (/parallelism/fsdp), "hsdp" once per shard size of fsdp_shard_size; a mode
+  /// the plan's data x context ranks cannot shard over is pruned. Default: the base's
+  /// (none unless it says).
+  std::vector<std::string> fsdp;
+  std::vector<std::uint32_t> fsdp_shard_size;
 };
 
 /// A search file: a base config shared by every plan, a cluster, a space and constraints.
@@ -88,8 +93,10 @@ struct Plan {
   double offload = 0;  ///< its /costs/offload/ratio
   std::uint32_t expert_parallel = 1;
   std::uint32_t context_parallel = 1;
-  std::string precision;  ///< /training/precision
-  std::string layers;     ///< the layer split
+  std::string precision;              ///< /training/precision
+  std::string fsdp = "none";          ///< /parallelism/fsdp
+  std::uint32_t fsdp_shard_size = 0;  ///< with "hsdp", /parallelism/fsdp_shard_size
+  std::string layers;                 ///< the layer split
   std::string placement;  ///< e.g. "H100 x4, A100 x4" (stages per GPU type, first stage first)
   /// The same as indices into Search::gpus and stage counts, first stage first.
   std::vector<std::pair<std::size_t, std::uint32_t>> stage_shares;

@@ -99,11 +99,20 @@ struct PositionCosts {
   MoeRouting moe_routing{};
   /// With context parallelism (Training::context_parallel > 1): what its attention exchanges.
   ContextExchange context;
+  /// With FSDP (Training::fsdp): the units its parameters are gathered in (a layer each,
+  /// the embedding and the head their own), the bytes one gather of all of them moves
+  /// (2-byte parameters on this tensor-parallel rank) and one reduce-scatter of their
+  /// gradients, and what gathered units hold at once (the unit running, the one prefetched
+  /// and a unit's whole gradients; 0 where the stage keeps its parameters gathered).
+  std::uint32_t fsdp_units = 0;
+  double fsdp_parameter_bytes = 0;
+  double fsdp_gradient_bytes = 0;
+  double fsdp_buffer_bytes = 0;
   double optimizer_ns = 0;  ///< the Adam step of this position's parameters
   std::vector<OperatorTime> operators;
 
   [[nodiscard]] double static_memory() const {
-    return weight_bytes + gradient_bytes + optimizer_bytes + fp8_weight_bytes;
+    return weight_bytes + gradient_bytes + optimizer_bytes + fp8_weight_bytes + fsdp_buffer_bytes;
   }
 };
 
@@ -115,6 +124,9 @@ struct Degrees {
   /// of its routed experts; taken from the data-parallel replicas (Megatron-LM, DeepSeek-V3),
   /// so it divides `data`.
   std::uint32_t expert = 1;
+  /// Pipeline stages: with FSDP over more than one, each stage keeps its parameters
+  /// gathered and its gradients whole for the step (torchtitan with pipelining).
+  std::uint32_t pipeline = 1;
 };
 
 /// Costs, memory and traffic of one position on `device`.

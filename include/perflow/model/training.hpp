@@ -36,6 +36,18 @@ inline constexpr std::string_view kCpCommNames[] = {"p2p", "all_gather", "a2a"};
 std::string_view to_string(CpComm comm);
 std::optional<CpComm> parse_cp_comm(std::string_view text);
 
+/// Fully sharded data parallelism (the config's /parallelism/fsdp): None keeps every
+/// parameter on each data-parallel rank; Zero3 shards parameters, gradients and optimizer
+/// state over the data x context ranks (ZeRO-3; PyTorch FSDP2, Megatron-FSDP's
+/// optim_grads_params); Hsdp shards them within groups of fsdp_shard_size ranks and keeps a
+/// copy per group (hybrid sharding).
+enum class Fsdp : std::uint8_t { None, Zero3, Hsdp };
+/// Their names in configs, in the enum's order.
+inline constexpr std::string_view kFsdpNames[] = {"none", "zero3", "hsdp"};
+
+std::string_view to_string(Fsdp fsdp);
+std::optional<Fsdp> parse_fsdp(std::string_view text);
+
 /// How the model is trained: batch sizes, arithmetic, memory savings.
 struct Training {
   std::uint32_t micro_batch_size = 1;   ///< b, samples per microbatch
@@ -61,6 +73,10 @@ struct Training {
   /// sequence split over this many ranks, each holding s / cp tokens of every layer.
   std::uint32_t context_parallel = 1;
   CpComm cp_comm = CpComm::P2p;
+  Fsdp fsdp = Fsdp::None;
+  /// With Fsdp::Hsdp: the ranks one parameter is sharded over (a divisor of the data x
+  /// context ranks).
+  std::uint32_t fsdp_shard_size = 0;
   /// How MoE layers move their tokens (their permutation kernels and communication).
   MoeDispatcher moe_dispatcher = MoeDispatcher::AllToAll;
 
@@ -74,6 +90,11 @@ struct Training {
   /// The quantisation its GEMMs pay on `device`.
   [[nodiscard]] Quantisation quantisation(const DeviceSpec& device) const {
     return {.precision = precision, .recipe = fp8_recipe, .generation = device.generation};
+  }
+  /// The ranks each parameter is sharded over among `data_ranks` (data x context): all of
+  /// them with Zero3, fsdp_shard_size with Hsdp, 1 without FSDP.
+  [[nodiscard]] std::uint32_t fsdp_shard(std::uint32_t data_ranks) const {
+    return fsdp == Fsdp::Zero3 ? data_ranks : fsdp == Fsdp::Hsdp ? fsdp_shard_size : 1;
   }
   /// Bytes of one gradient in that type.
   [[nodiscard]] double gradient_width() const {

@@ -8,6 +8,7 @@
 #include "perflow/core/event_graph.hpp"
 #include "perflow/parallel/costs.hpp"
 #include "perflow/parallel/data_parallel.hpp"
+#include "perflow/parallel/fsdp.hpp"
 #include "perflow/parallel/iterations.hpp"
 #include "perflow/parallel/offload.hpp"
 #include "perflow/parallel/pipeline.hpp"
@@ -37,6 +38,10 @@ struct Recompute {
 struct DataParallel {
   parallel::DataParallelSpec spec;
 };
+/// FSDP's parameter gathers and gradient reduce-scatters (parallel::add_fsdp).
+struct Fsdp {
+  parallel::FsdpSpec spec;
+};
 /// Activation and optimizer-state copies to and from the host (parallel::add_offload).
 struct Offload {
   parallel::OffloadSpec spec;
@@ -55,11 +60,12 @@ struct BlockingTransfers {
   simulator::SimulationOptions options;
 };
 
-using Pass = std::variant<OverlapPairs, AllToAll, Recompute, DataParallel, Offload, Iterations,
-                          LowerCommunication, BlockingTransfers>;
+using Pass = std::variant<OverlapPairs, AllToAll, Recompute, DataParallel, Fsdp, Offload,
+                          Iterations, LowerCommunication, BlockingTransfers>;
 
 /// The pass's name in errors and docs: "overlap-pairs", "all-to-all", "recompute",
-/// "data-parallel", "offload", "iterations", "lower-communication", "blocking-transfers".
+/// "data-parallel", "fsdp", "offload", "iterations", "lower-communication",
+/// "blocking-transfers".
 std::string_view pass_name(const Pass& pass);
 
 /// The passes a run asks for, at most one of each, in the canonical order:
@@ -68,6 +74,8 @@ std::string_view pass_name(const Pass& pass);
 ///   recompute           R before each backward, taking over its dependences (an A2A's too)
 ///   data-parallel       all-reduces after each chunk's last gradient (an R's backward too),
 ///                       the optimizer step last
+///   fsdp                gathers before each F / backward (an R's too), reduce-scatters
+///                       after each gradient task; the optimizer step waits for them
 ///   offload             activations around their F and consumer (R first), optimizer state
 ///                       around the step
 ///   iterations          copies the whole step; needs no transfer lanes yet

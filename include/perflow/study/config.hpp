@@ -15,6 +15,7 @@
 #include "perflow/model/transformer.hpp"
 #include "perflow/parallel/costs.hpp"
 #include "perflow/parallel/data_parallel.hpp"
+#include "perflow/parallel/fsdp.hpp"
 #include "perflow/parallel/iterations.hpp"
 #include "perflow/parallel/offload.hpp"
 #include "perflow/parallel/pipeline.hpp"
@@ -95,6 +96,13 @@ struct Config {
   /// /parallelism/context_parallel: ranks that split each sample's sequence (1: none); with
   /// /model (the model's Training carries it and /parallelism/cp_comm).
   std::uint32_t context_parallel = 1;
+  /// /parallelism/fsdp and fsdp_shard_size (with /model, whose Training carries them).
+  model::Fsdp fsdp_mode = model::Fsdp::None;
+  std::uint32_t fsdp_shard_size = 0;
+  /// With FSDP: each (stage, chunk)'s units and their collectives' times, priced over the
+  /// shard group's placed link (`fsdp_link`: "intra_node" or "inter_node").
+  parallel::FsdpSpec fsdp;
+  std::string fsdp_link = "intra_node";
   /// /parallelism/expert_parallel: the ranks a MoE layer's all-to-all spans (1: none).
   std::uint32_t expert_parallel = 1;
   /// /parallelism/moe_dispatcher: how MoE layers move their tokens (/model's MoE layers).

@@ -35,6 +35,8 @@ struct ImportedRun {
   std::string recompute = "none";
   bool sequence_parallel = false;
   bool distributed_optimizer = false;
+  std::string fsdp;                   ///< empty: none; "zero3" or "hsdp"
+  std::uint32_t fsdp_shard_size = 0;  ///< with "hsdp": ranks per shard group (dp x cp)
   bool flash_attention = true;
   bool recompute_mla_up_proj = false;  ///< --recompute-modules names mla_up_proj
   bool cuda_graphs = false;            ///< each layer's passes captured as CUDA graphs
