@@ -150,6 +150,12 @@ constexpr std::string_view kNemotronH =
     "Models\", arXiv 2504.03624, Table 1 and section 2.1; the released 8B config.json "
     "(hybrid_override_pattern, Mamba-2 heads 128 x 64, state 128, 8 groups; squared-ReLU MLP)";
 
+constexpr std::string_view kNemotronH56b =
+    "NVIDIA, \"Nemotron-H: A Family of Accurate and Efficient Hybrid Mamba-Transformer "
+    "Models\", arXiv 2504.03624, section 2.1 (118 layers: 54 Mamba-2, 54 MLP, 10 attention); "
+    "NVIDIA-NeMo/Megatron-Bridge NemotronHModelProvider56B (hybrid_layer_pattern, hidden 8192, "
+    "FFN 32768, 64 heads, 8 KV groups, Mamba-2 heads 256 x 64, state 256, 8 groups)";
+
 constexpr std::string_view kNemotron3Nano =
     "NVIDIA, \"Nemotron 3 Nano: Open, Efficient Mixture-of-Experts Hybrid Mamba-Transformer "
     "Model\", arXiv 2512.20848, section 2 (52 layers: 23 Mamba-2, 23 MoE, 6 attention; 128 "
@@ -172,6 +178,17 @@ Transformer nemotron(std::string pattern, std::uint32_t hidden, std::uint32_t ff
              .groups = 8,
              .conv_kernel = 4,
              .chunk_size = 128};
+  return m;
+}
+
+// Nemotron-H 56B: Megatron-Bridge's NemotronHModelProvider56B (its hybrid_layer_pattern; a
+// Mamba-2 state of 256 over 256 heads), the pattern the paper's 54 / 54 / 10 layers describe.
+Transformer nemotron_h_56b() {
+  Transformer m = nemotron(
+      "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-"
+      "M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-",
+      8192, 32768, 64, 8, 256);
+  m.mamba.state_dim = 256;
   return m;
 }
 
@@ -255,6 +272,9 @@ const std::vector<ModelPreset>& presets() {
                   kNemotronH,
                   nemotron("M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-", 4096, 21504, 32,
                            8, 128)},
+      ModelPreset{"nemotron-h-56b",
+                  "Nemotron-H 56B (hybrid: 54 Mamba-2, 10 attention, 54 MLP layers)", kNemotronH56b,
+                  nemotron_h_56b()},
       ModelPreset{"nemotron-3-nano",
                   "Nemotron 3 Nano 30B-A3B (hybrid MoE: 23 Mamba-2, 6 attention, 23 MoE layers)",
                   kNemotron3Nano, nemotron3_nano()},

@@ -2,6 +2,7 @@
 // hybrid patterns of Nemotron-H and Nemotron 3 (docs/model.md, "Sliding windows" and
 // "Mamba-2 layers").
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <string>
 #include <string_view>
@@ -115,6 +116,24 @@ TEST(Hybrid, NemotronH8bCountedByHand) {
   EXPECT_EQ(m.forward_flops_per_sample(),
             2 * s * h * 131072 + 4 * (2 * s * attention + s * s * 2 * 4096) +
                 24 * s * m.mamba_forward_flops_per_token() + 24 * 2 * s * mlp);
+}
+
+// Nemotron-H 56B: 54 Mamba-2 layers (256 heads of 64, state 256, 8 groups), 10 attention
+// layers (64 heads, 8 KV heads of 128), 54 squared-ReLU MLPs of 32768, each with one norm; an
+// untied 131072 x 8192 embedding and head; the final norm: 56.32B, what the paper calls 56B
+// (arXiv 2504.03624 gives no finer total).
+TEST(Hybrid, NemotronH56bCountedByHand) {
+  const Transformer& m = preset("nemotron-h-56b");
+  ASSERT_EQ(m.layers, 118u);
+  EXPECT_EQ(m.mamba.state_dim, 256u);
+  const double h = 8192, inner = 256 * 64, bc = 2 * 8 * 256;
+  const double mamba = h * (2 * inner + bc + 256) + (inner + bc) * 5 + 3 * 256 + inner + inner * h;
+  const double attention = h * 8192 + 2 * h * 1024 + 8192 * h;
+  const double mlp = 2 * h * 32768;
+  EXPECT_EQ(m.parameters(),
+            54 * (mamba + h) + 10 * (attention + h) + 54 * (mlp + h) + 2 * 131072 * h + h);
+  EXPECT_EQ(std::llround(m.parameters() / 1e9), 56);
+  EXPECT_NEAR(m.parameters() / 1e9, 56.32, 0.005);
 }
 
 // The published totals (0.5%) and active counts (2%; the cards count the head but not the
