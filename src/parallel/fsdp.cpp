@@ -51,6 +51,16 @@ EventGraph add_fsdp(EventGraph&& base, const FsdpSpec& spec) {
   };
   const auto units_of = [&](TaskId t) { return entry(spec.units, index(t)); };
 
+  // Room for the most it adds, reserved once: two gathers a pass, a reduction per unit of a
+  // gradient task.
+  std::size_t most = 0;
+  for (std::uint32_t t = 0; t < graph.task_count(); ++t) {
+    const TaskKind kind = graph.kind(TaskId{t});
+    if (!is_compute(kind) && kind != TaskKind::R) continue;
+    most += 2 + (is_gradient_task(kind) ? units_of(TaskId{t}) : 0);
+  }
+  x.reserve(most, 2 * most);
+
   for (std::uint32_t d = 0; d < graph.device_count(); ++d) {
     const std::span<const TaskId> program = graph.program(DeviceId{d});
     if (program.empty()) continue;
@@ -58,8 +68,6 @@ EventGraph add_fsdp(EventGraph&& base, const FsdpSpec& spec) {
     // (for gathering once and reducing once).
     constexpr std::size_t kNone = ~std::size_t{0};
     std::map<std::size_t, std::pair<std::size_t, std::size_t>> first_last;
-    std::size_t gathers = 0;
-    std::size_t reductions = 0;
     for (std::size_t i = 0; i < program.size(); ++i) {
       const TaskId t = program[i];
       const TaskKind kind = graph.kind(t);
@@ -73,11 +81,8 @@ EventGraph add_fsdp(EventGraph&& base, const FsdpSpec& spec) {
       auto [it, fresh] = first_last.try_emplace(index(t), kNone, kNone);
       if (kind == TaskKind::F && it->second.first == kNone) it->second.first = i;
       if (is_gradient_task(kind)) it->second.second = i;
-      gathers += 2;
-      if (is_gradient_task(kind)) reductions += units_of(t);
     }
     if (first_last.empty()) continue;
-    x.reserve(gathers + reductions, 3 * gathers + reductions + 1);
     const LaneId gather_lane = x.add_lane(DeviceId{d}, "fsdp all-gather");
     const LaneId reduce_lane = x.add_lane(DeviceId{d}, "fsdp reduce-scatter");
     const auto collective = [&](TaskKind kind, TaskId of, TimeNs time, LaneId lane,
