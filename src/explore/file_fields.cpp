@@ -148,9 +148,9 @@ constexpr FileField kSpaceFields[] = {
      .choices = model::kPrecisionNames},
     {.name = "fsdp",
      .kind = K::Names,
-     .description = "FSDP modes, each plan's parallelism.fsdp (default: the base's, else "
-                    "none); \"hsdp\" once per fsdp_shard_size; a plan whose data x context "
-                    "ranks a mode cannot shard over is pruned",
+     .description = "FSDP modes, each plan's parallelism.fsdp (default: none); \"hsdp\" "
+                    "once per fsdp_shard_size; a plan whose data x context ranks a mode cannot "
+                    "shard over is pruned",
      .choices = model::kFsdpNames},
     {.name = "fsdp_shard_size",
      .kind = K::Integers,

@@ -427,23 +427,15 @@ Search parse_search(const nlohmann::json& document, const std::vector<std::strin
   }
   const std::vector<std::string> fsdp_modes(std::begin(model::kFsdpNames),
                                             std::end(model::kFsdpNames));
-  const nlohmann::json& base_parallelism =
-      search.base.contains("parallelism") ? search.base["parallelism"] : nlohmann::json::object();
-  if (auto x = find("fsdp")) {
-    space.fsdp = read_choices(*x, fsdp_modes);
-  } else if (base_parallelism.contains("fsdp") && base_parallelism["fsdp"].is_string()) {
-    space.fsdp = {base_parallelism["fsdp"].get<std::string>()};
-  } else {
-    space.fsdp = {"none"};
-  }
-  if (auto x = find("fsdp_shard_size")) {
-    space.fsdp_shard_size = read_integers(*x, 2);
-  } else if (base_parallelism.contains("fsdp_shard_size") &&
-             base_parallelism["fsdp_shard_size"].is_number_unsigned()) {
-    space.fsdp_shard_size = {base_parallelism["fsdp_shard_size"].get<std::uint32_t>()};
-  }
+  space.fsdp = {"none"};
+  if (auto x = find("fsdp")) space.fsdp = read_choices(*x, fsdp_modes);
   const bool hsdp = std::find(space.fsdp.begin(), space.fsdp.end(), "hsdp") != space.fsdp.end();
-  if (hsdp && space.fsdp_shard_size.empty()) {
+  if (auto x = find("fsdp_shard_size")) {
+    if (!hsdp) {
+      x->fail("fsdp_shard_size is HSDP's shard group: add \"hsdp\" to /space/fsdp");
+    }
+    space.fsdp_shard_size = read_integers(*x, 2);
+  } else if (hsdp) {
     root.at("space").at("fsdp").fail(
         "\"hsdp\" shards within groups of /space/fsdp_shard_size ranks: give the sizes to try");
   }

@@ -157,9 +157,11 @@ std::vector<std::pair<Operator, double>> position_operators(
 void set_fsdp(PositionCosts& c, const Training& training, const Degrees& degrees,
               double dense_parameters, double expert_parameters, double largest_unit,
               std::uint32_t units) {
+  // The experts are sharded over the shard group's ranks that hold the same experts: its
+  // ranks over the expert-parallel degree (torchtitan's dp_shard x cp / ep; with ZeRO-3 the
+  // expert-data-parallel group).
   const double shard = training.fsdp_shard(degrees.data);
-  const double expert_shard =
-      std::min(shard, std::max(1.0, double(degrees.data) / std::max(degrees.expert, 1u)));
+  const double expert_shard = std::max(1.0, shard / std::max(degrees.expert, 1u));
   const double sharded = dense_parameters / shard + expert_parameters / expert_shard;
   const double width = training.gradient_width();
   const double kept = degrees.pipeline > 1 ? c.parameters : sharded;

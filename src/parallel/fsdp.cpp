@@ -124,6 +124,9 @@ EventGraph add_fsdp(EventGraph&& base, const FsdpSpec& spec) {
           const TaskId rest =
               collective(TaskKind::AllGather, t, unit * (units - 1), gather_lane, 0.0);
           x.add_dependence(t, rest);
+          // The device goes on once every unit is in (gathered once a step, nothing else
+          // behind them on the lane would hold it back).
+          if (i + 1 < program.size()) x.add_dependence(rest, program[i + 1]);
         }
       }
       const bool reduces_here =

@@ -384,6 +384,9 @@ EventGraph pipeline_graph(const Config& config, const parallel::PipelinePlan& pl
   if (config.simulation.mode == simulator::SimulationMode::Greedy) {
     refuse("/simulation/mode", "greedy mode cannot run them: a pair needs its program order");
   }
+  if (config.fsdp_mode != model::Fsdp::None) {
+    refuse("/parallelism/fsdp", "FSDP's gathers are not modelled around them");
+  }
   return passes::apply(std::move(graph), passes::Recipe().then(passes::OverlapPairs{&plan, costs}));
 }
 

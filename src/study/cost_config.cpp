@@ -830,10 +830,15 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
     derive_model_costs(root, config, specs);
     const auto& positions = config.model->positions;
     for (std::uint32_t s = 0; s < stages && !positions.empty(); ++s) {
+      // FSDP's gathered units are one buffer per device, as large as its largest chunk's.
       double stage_static = 0;
+      double gathered = 0;
       for (std::uint32_t c = 0; c < chunks; ++c) {
-        stage_static += positions[s * chunks + c].static_memory();
+        const model::PositionCosts& p = positions[s * chunks + c];
+        stage_static += p.static_memory() - p.fsdp_buffer_bytes;
+        gathered = std::max(gathered, p.fsdp_buffer_bytes);
       }
+      stage_static += gathered;
       for (std::uint32_t c = 0; c < chunks; ++c) {
         PartialCosts& p = per_stage_chunk[s * chunks + c];
         p = derived_costs(positions[s * chunks + c], stage_static,
@@ -982,6 +987,7 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
   config.fsdp_link = fsdp_in_node ? "intra_node" : "inter_node";
   std::optional<parallel::NcclNetwork> fsdp_nccl;
   std::optional<parallel::NcclNetwork> replica_nccl;
+  bool dp_given = false;  // /network/data_parallel: FSDP's shard group runs over it too
   simulator::Link dp_link =
       dp_in_node ? config.simulation.intra_node : config.simulation.inter_node;
   simulator::Link tp_link =
@@ -992,6 +998,8 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
     if (auto x = network->find("data_parallel")) {
       dp_link = read_link(*x, dp_link);
       config.data_parallel_link = "/network/data_parallel";
+      config.fsdp_link = "/network/data_parallel";
+      dp_given = true;
     }
     if (auto x = network->find("tensor_parallel")) {
       tp_link = read_link(*x, tp_link);
@@ -1047,7 +1055,8 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
       const auto link_of = [&](bool in_node) {
         return in_node ? config.simulation.intra_node : config.simulation.inter_node;
       };
-      fsdp_nccl = placed(fsdp_in_node, link_of(fsdp_in_node), fsdp_shard, config.tensor_parallel);
+      fsdp_nccl = placed(fsdp_in_node, dp_given ? dp_link : link_of(fsdp_in_node), fsdp_shard,
+                         config.tensor_parallel);
       replica_nccl = placed(replicas_in_node, link_of(replicas_in_node), fsdp_replicas,
                             config.tensor_parallel * fsdp_shard);
       config.expert_parallel_nccl = base;
@@ -1180,6 +1189,12 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
           collective, bytes, ranks, nccl,
           in_node ? config.simulation.intra_node : config.simulation.inter_node);
     };
+    // The shard group over /network/data_parallel when it is given (NCCL's network has it).
+    const auto shard_time = [&](parallel::Collective collective, double bytes) {
+      if (!dp_given || fsdp_nccl)
+        return time(collective, bytes, fsdp_shard, fsdp_nccl, fsdp_in_node);
+      return fsdp_collective_time(collective, bytes, fsdp_shard, std::nullopt, dp_link);
+    };
     parallel::FsdpSpec& spec = config.fsdp;
     spec.reshard_after_forward = stages == 1;
     spec.chunks = chunks;
@@ -1192,10 +1207,9 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
       if (p.fsdp_units == 0) continue;
       const double units = p.fsdp_units;
       spec.units[i] = p.fsdp_units;
-      spec.gather[i] = time(parallel::Collective::AllGather, p.fsdp_parameter_bytes / units,
-                            fsdp_shard, fsdp_nccl, fsdp_in_node);
-      spec.reduce[i] = time(parallel::Collective::ReduceScatter, p.fsdp_gradient_bytes / units,
-                            fsdp_shard, fsdp_nccl, fsdp_in_node);
+      spec.gather[i] = shard_time(parallel::Collective::AllGather, p.fsdp_parameter_bytes / units);
+      spec.reduce[i] =
+          shard_time(parallel::Collective::ReduceScatter, p.fsdp_gradient_bytes / units);
       spec.replica_reduce[i] =
           time(parallel::Collective::AllReduce, p.fsdp_gradient_bytes / units / fsdp_shard,
                fsdp_replicas, replica_nccl, replicas_in_node);

@@ -429,7 +429,8 @@ nlohmann::ordered_json explain_json(const Config& config) {
                    {"context_parallel", config.context_parallel},
                    {"cp_comm", model::to_string(t.cp_comm)},
                    {"fsdp", model::to_string(t.fsdp)},
-                   {"fsdp_shard_size", t.fsdp_shard(config.data_parallel.ranks())},
+                   {"fsdp_shard_size",
+                    t.fsdp == model::Fsdp::None ? 0u : t.fsdp_shard(config.data_parallel.ranks())},
                    {"chunks", config.pipeline.chunks},
                    {"split", plan.split}};
   Json positions = Json::array();

@@ -983,6 +983,14 @@ ImportResult import_megatron(std::span<const std::string> args, const ImportOpti
     flags.fail("--overlap-param-gather",
                "Megatron-LM needs --use-distributed-optimizer and --overlap-grad-reduce with it");
   }
+  if (!run.fsdp.empty() && run.overlap_param_gather) {
+    // Megatron-FSDP reads the flag as its own prefetch; PerFlow's FSDP gathers each unit
+    // one ahead anyway.
+    run.overlap_param_gather = false;
+    result.warnings.push_back(
+        "--overlap-param-gather with FSDP: each unit's gather is prefetched one unit ahead; "
+        "the distributed optimizer's gather is not written");
+  }
   run.grad_bucket_size = flags.integer("--ddp-bucket-size");
   // arguments.py: --bf16 reduces in fp32 unless --grad-reduce-in-bf16; fp16 in fp16 unless
   // --accumulate-allreduce-grads-in-fp32.

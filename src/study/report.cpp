@@ -94,7 +94,7 @@ void write_layers_and_breakdown(JsonWriter& w, const Config& config, DeviceId de
     gradients += p.gradient_bytes;
     optimizer += p.optimizer_bytes;
     fp8_weights += p.fp8_weight_bytes;
-    fsdp_buffers += p.fsdp_buffer_bytes;
+    fsdp_buffers = std::max(fsdp_buffers, p.fsdp_buffer_bytes);  // one buffer a device
   }
   w.end_array();
   w.key("memory_breakdown").begin_object().field("fp8_weight_cache", fp8_weights);

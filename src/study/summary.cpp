@@ -140,8 +140,9 @@ std::string describe_gradient_sync(const Config& config) {
         "reduce-scattered ({}) {}{}",
         model::to_string(config.fsdp_mode), shard,
         config.fsdp.reshard_after_forward ? "before its F and its backward" : "once a step", dtype,
-        config.fsdp.reshard_after_forward ? "after each backward" : "after the last",
-        replicas > 1 ? fmt::format(", all-reduced over {} replicas after the last", replicas) : "");
+        config.fsdp.reshard_after_forward ? "after each backward" : "after the last backward",
+        replicas > 1 ? fmt::format(", all-reduced over {} replicas in the last backward", replicas)
+                     : "");
   }
   std::string out = fmt::format("{}{}", dp.sharded ? "reduce-scatter" : "all-reduce",
                                 dtype.empty() ? "" : " (" + dtype + ")");

@@ -274,7 +274,7 @@ void read_parallelism(const Job& job, detail::ImportedRun& run, ImportResult& re
   }
   // FSDP2 over the dp_shard x cp mesh (torchtitan's parallel_dims), replicated over
   // dp_replicate with HSDP.
-  if (shards > 1) {
+  if (std::uint64_t{shards} * run.context_parallel > 1) {
     run.fsdp = replicate > 1 ? "hsdp" : "zero3";
     run.fsdp_shard_size = shards * run.context_parallel;
   }

@@ -12,6 +12,7 @@
 
 #include "perflow/core/error.hpp"
 #include "perflow/explore/sweep_run.hpp"
+#include "perflow/model/training.hpp"
 #include "perflow/study/config.hpp"
 
 namespace perflow::explore {
@@ -184,6 +185,45 @@ TEST(Search, ContextParallelAndPrecisionAreAxes) {
       search_document(R"({"H100": {"preset": "h100-sxm", "count": 8}})", "{}"), {"H100"}, "s.json");
   EXPECT_EQ(plain.space.context_parallel, (std::vector<std::uint32_t>{1}));
   EXPECT_EQ(plain.space.precision, (std::vector<std::string>{"bf16"}));
+}
+
+// FSDP as an axis: on 8 GPUs in 2 stages (DP 4), none, zero3 and HSDP over 2 and 3 ranks:
+// a shard group of 3 does not divide 4 ranks and its plan is pruned; the others run with
+// their fields in the config. fsdp_shard_size without "hsdp", or "hsdp" without it, is
+// refused.
+TEST(Search, FsdpIsAnAxis) {
+  const std::string gpus = R"({"H100": {"preset": "h100-sxm", "count": 8}})";
+  const Search search = parse_search(
+      search_document(gpus, R"({"schedules": ["1f1b"], "pipeline": [2], "tensor_parallel": [1],
+                                "micro_batch_size": [1], "recompute": ["none"],
+                                "fsdp": ["none", "zero3", "hsdp"], "fsdp_shard_size": [2, 3]})"),
+      {"H100"}, "s.json");
+  SearchOptions options;
+  options.jobs = 2;
+  options.keep_simulated = true;
+  const SearchResult result = run_search(search, options);
+  EXPECT_EQ(result.counts.considered, 4u);
+  EXPECT_EQ(result.counts.pruned_divisibility, 1u);
+  ASSERT_EQ(result.simulated.size(), 3u);
+  std::set<std::string> seen;
+  for (const PlanResult& r : result.simulated) {
+    EXPECT_TRUE(r.outcome.error.empty()) << r.outcome.error;
+    const study::Config config = study::parse_config(r.plan.config, "plan.json");
+    EXPECT_EQ(std::string(model::to_string(config.fsdp_mode)), r.plan.fsdp);
+    seen.insert(r.plan.fsdp + std::to_string(r.plan.fsdp_shard_size));
+  }
+  EXPECT_EQ(seen, (std::set<std::string>{"none0", "zero30", "hsdp2"}));
+  EXPECT_EQ(error_of([&] {
+              parse_search(search_document(gpus, R"({"fsdp_shard_size": [2]})"), {"H100"},
+                           "s.json");
+            }),
+            "s.json:/space/fsdp_shard_size: fsdp_shard_size is HSDP's shard group: add \"hsdp\" "
+            "to /space/fsdp");
+  EXPECT_EQ(error_of([&] {
+              parse_search(search_document(gpus, R"({"fsdp": ["hsdp"]})"), {"H100"}, "s.json");
+            }),
+            "s.json:/space/fsdp: \"hsdp\" shards within groups of /space/fsdp_shard_size ranks: "
+            "give the sizes to try");
 }
 
 // Offloading as an axis: every plan once per share; a share above 0 puts it in the plan's

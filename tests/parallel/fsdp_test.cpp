@@ -137,6 +137,20 @@ TEST(Fsdp, WithoutReshardingGathersOnceAndReducesOnce) {
             (std::vector<Span>{{4600, 4650}, {5100, 5150}, {5600, 5650}, {6100, 6150}}));
 }
 
+// Gathered once a step with slow gathers (400 ns a unit): the device waits for the last unit
+// before it goes on.
+//   AG 0-400, F0 400-1400, the rest 400-1600; BW0 waits for it: 1600-3600; F1 3600-4600,
+//   BW1 4600-6600; reductions released at 5100, 5600, 6100, 6600; OPT 6650-7150.
+TEST(Fsdp, GatheredOnceTheNextTaskWaitsForEveryUnit) {
+  const EventGraph g = add_fsdp(one_stage_with_step(), four_units(400, 50, false));
+  const simulator::SimulationResult r = simulator::simulate(g);
+  EXPECT_EQ(
+      compute_spans(r),
+      (std::vector<Span>{{400, 1400}, {1600, 3600}, {3600, 4600}, {4600, 6600}, {6650, 7150}}));
+  EXPECT_EQ(lane_spans(g, r, "fsdp reduce-scatter"),
+            (std::vector<Span>{{5100, 5150}, {5600, 5650}, {6100, 6150}, {6600, 6650}}));
+}
+
 // With recomputation the backward's gather comes before the R that reruns its forward
 // (which needs the parameters), and the backward after it gathers nothing more.
 TEST(Fsdp, TheBackwardsGatherPrecedesItsRecomputation) {
@@ -158,10 +172,13 @@ TEST(Fsdp, TheBackwardsGatherPrecedesItsRecomputation) {
     }
     EXPECT_TRUE(gathered) << with.label(t);
   }
+  // A BW gathers nothing of its own: it waits only for the rest of its R's gather (3 units).
   for (const TaskId t : with.program(DeviceId{0})) {
     if (with.kind(t) != TaskKind::BW) continue;
     for (const Adjacent& p : with.predecessors(t)) {
-      EXPECT_NE(with.kind(p.task()), TaskKind::AllGather) << with.label(t);
+      if (with.kind(p.task()) != TaskKind::AllGather) continue;
+      EXPECT_EQ(with.duration(p.task()), 300) << with.label(t);
+      ASSERT_EQ(with.predecessors(p.task()).size(), 2u);  // the lane's order and its R
     }
   }
 }
@@ -192,7 +209,7 @@ TEST(Fsdp, EveryDeviceOfAPipelineGathersItsOwnStage) {
   }
   for (const TaskId t : r.trace.events(LaneId{4})) {
     EXPECT_EQ(with.stage(t).value, 1u);
-    EXPECT_TRUE(with.duration(t) == 20 || with.duration(t) == 20) << with.label(t);
+    EXPECT_EQ(with.duration(t), 20) << with.label(t);  // 2 units: one each
   }
 }
 

@@ -159,6 +159,43 @@ TEST(FsdpConfig, HybridShardingReplicatesTheShards) {
   EXPECT_EQ(longest, c.fsdp.reduce[0] + c.fsdp.replica_reduce[0]);
 }
 
+// Qwen3-30B-A3B (128 experts) on 16 GPUs, EP 8: with zero3 over 16 ranks each expert is held
+// by 16 / 8 = 2 of them; with HSDP over 8 each shard group holds an expert on 8 / 8 = 1 rank:
+// the experts' shards are twice as large.
+TEST(FsdpConfig, ExpertsShardOverTheirShareOfTheShardGroup) {
+  auto doc = nlohmann::json::parse(R"({
+    "model": {"preset": "qwen3-30b-a3b", "layers": 4},
+    "training": {"micro_batch_size": 1, "global_batch_size": 16},
+    "device": "h100-sxm",
+    "pipeline": {"schedule": "1f1b", "stages": 1},
+    "parallelism": {"data_parallel": 16, "expert_parallel": 8, "fsdp": "zero3"}
+  })");
+  const Config zero3 = parse_config(doc, "cfg.json");
+  doc["parallelism"]["fsdp"] = "hsdp";
+  doc["parallelism"]["fsdp_shard_size"] = 8;
+  const Config hsdp = parse_config(doc, "cfg.json");
+  const model::PositionCosts& a = zero3.model->positions[0];
+  const model::PositionCosts& b = hsdp.model->positions[0];
+  EXPECT_DOUBLE_EQ(a.parameters, b.parameters);
+  // Weights: 2 (dense / shard + experts / (shard / 8)), the optimizer 12 of the same.
+  EXPECT_DOUBLE_EQ(b.optimizer_bytes / 12, b.weight_bytes / 2);
+  EXPECT_DOUBLE_EQ(a.optimizer_bytes / 12, a.weight_bytes / 2);
+  // Halving the shard group doubles every shard, the experts' (on 2 ranks, then 1) too.
+  EXPECT_DOUBLE_EQ(b.weight_bytes, 2 * a.weight_bytes);
+}
+
+// /network/data_parallel is the link FSDP's shard group runs over when it is given.
+TEST(FsdpConfig, TheDataParallelLinkCarriesTheShardGroup) {
+  auto doc = llama("zero3");
+  doc["network"] = {{"collectives", "ring"}, {"data_parallel", {{"bandwidth", "1GB/s"}}}};
+  const Config c = parse_config(doc, "cfg.json");
+  EXPECT_EQ(c.fsdp_link, "/network/data_parallel");
+  const double unit = c.model->positions[0].fsdp_parameter_bytes / 10;
+  ASSERT_EQ(c.data_parallel.bandwidth, 1e9);
+  EXPECT_EQ(c.fsdp.gather[0], parallel::ring_all_gather_time(unit, 8, c.data_parallel.latency,
+                                                             c.data_parallel.bandwidth));
+}
+
 TEST(FsdpConfig, Refusals) {
   EXPECT_EQ(error_of(llama("zero3", 1, 1)),
             "cfg.json:/parallelism/fsdp: FSDP shards over the data x context ranks, and there is "

@@ -265,6 +265,14 @@ TEST(MegatronImport, FsdpFlags) {
   EXPECT_EQ(result.config["parallelism"]["fsdp"], "zero3");
   EXPECT_TRUE(result.warnings.empty());
   EXPECT_GT(makespan_of(plain(result.config)), 0);
+  result = import_megatron(
+      tiny({"--use-megatron-fsdp", "--data-parallel-sharding-strategy", "optim_grads_params",
+            "--use-distributed-optimizer", "--overlap-grad-reduce", "--overlap-param-gather"}),
+      on("h100-sxm", 2));
+  EXPECT_FALSE(result.config["parallelism"].contains("overlap_param_gather"));
+  ASSERT_EQ(result.warnings.size(), 1u);
+  EXPECT_EQ(result.warnings[0].substr(0, 36), "--overlap-param-gather with FSDP: ea");
+  EXPECT_GT(makespan_of(plain(result.config)), 0);
   result = import_megatron(tiny({"--use-torch-fsdp2"}), on("h100-sxm", 2));
   EXPECT_EQ(result.config["parallelism"]["fsdp"], "zero3");
   result = import_megatron(

@@ -121,7 +121,7 @@ nlohmann::json reference_report(const Config& config, const EventGraph& graph,
         gradients += p.gradient_bytes;
         optimizer += p.optimizer_bytes;
         fp8_weights += p.fp8_weight_bytes;
-        fsdp += p.fsdp_buffer_bytes;
+        fsdp = std::max(fsdp, p.fsdp_buffer_bytes);
       }
       breakdown = {{"weights", weights},
                    {"gradients", gradients},

@@ -49,8 +49,7 @@ struct SearchSpace {
   /// base's (bf16 unless it says).
   std::vector<std::string> precision;
   /// FSDP modes (/parallelism/fsdp), "hsdp" once per shard size of fsdp_shard_size; a mode
-  /// the plan's data x context ranks cannot shard over is pruned. Default: the base's
-  /// (none unless it says).
+  /// the plan's data x context ranks cannot shard over is pruned. Default: none.
   std::vector<std::string> fsdp;
   std::vector<std::uint32_t> fsdp_shard_size;
 };

@@ -47,7 +47,7 @@ struct FsdpSpec {
 ///    prefetched one unit ahead: issued once the device's previous compute task has begun
 ///    its last unit (release share (u - 1) / u of it, u its units); then one ALLGATHER of
 ///    the other units back to back (units - 1 gathers), issued when the task starts, each
-///    unit's gather running under the unit before it.
+///    unit's gather running under the unit before it; the device's next task waits for it.
 ///  - After each gradient task (W or BW; the last one only, without reshard_after_forward):
 ///    a REDUCESCATTER per unit, unit j (the last layers first) released when j + 1 of the
 ///    task's units have run (release share (j + 1) / units); after the last one, each also
