@@ -343,16 +343,21 @@ std::string explain(const Config& config) {
               : std::string(),
           format_memory(p.gradient_bytes), format_memory(p.optimizer_bytes));
       const std::uint64_t buckets = gradient_buckets(config, s, c, p.dp_gradient_bytes);
+      // With FSDP its own line (describe_fsdp) says what crosses the replicas.
+      const std::string gradients =
+          t.fsdp != model::Fsdp::None
+              ? std::string("gradients across replicas by FSDP (below)")
+              : fmt::format("{} of gradients across replicas in {} bucket{}{}",
+                            format_memory(p.dp_gradient_bytes), buckets, buckets == 1 ? "" : "s",
+                            t.distributed_optimizer
+                                ? fmt::format(" (reduce-scattered; {} of parameters gathered back)",
+                                              format_memory(p.dp_parameter_bytes))
+                                : std::string());
       out += fmt::format(
           "    traffic: {} to the next stage, {} tensor-parallel all-reduces of {} in F "
-          "and in B, {} of gradients across replicas in {} bucket{}{}, optimizer step {}\n",
+          "and in B, {}, optimizer step {}\n",
           format_memory(p.boundary_bytes), p.tp_allreduces, format_memory(p.tp_allreduce_bytes),
-          format_memory(p.dp_gradient_bytes), buckets, buckets == 1 ? "" : "s",
-          t.distributed_optimizer
-              ? fmt::format(" (reduce-scattered; {} of parameters gathered back)",
-                            format_memory(p.dp_parameter_bytes))
-              : std::string(),
-          plan.timed[s] ? ns(p.optimizer_ns) : std::string("-"));
+          gradients, plan.timed[s] ? ns(p.optimizer_ns) : std::string("-"));
       out += describe_collectives(config, p, buckets);
       if (p.context.layers > 0) {
         const model::CpComm comm = t.cp_comm;
