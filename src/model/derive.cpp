@@ -153,10 +153,10 @@ std::vector<std::pair<Operator, double>> position_operators(
 // gradients awaiting their reduce-scatter; with pipelining (torchtitan turns
 // reshard_after_forward off and defers the gradient sync to the last microbatch) the stage
 // keeps its parameters gathered and its gradients whole for the step, and only the optimizer
-// state stays sharded.
-void set_fsdp(PositionCosts& c, const Training& training, const Degrees& degrees,
-              double dense_parameters, double expert_parameters, double largest_unit,
-              std::uint32_t units) {
+// state stays sharded. Returns the parameters the rank's optimizer steps (its shard).
+double set_fsdp(PositionCosts& c, const Training& training, const Degrees& degrees,
+                double dense_parameters, double expert_parameters, double largest_unit,
+                std::uint32_t units) {
   // The experts are sharded over the shard group's ranks that hold the same experts: its
   // ranks over the expert-parallel degree (torchtitan's dp_shard x cp / ep; with ZeRO-3 the
   // expert-data-parallel group).
@@ -180,6 +180,7 @@ void set_fsdp(PositionCosts& c, const Training& training, const Degrees& degrees
   c.fsdp_gradient_bytes = width * moved;
   c.dp_gradient_bytes = 0;
   c.dp_parameter_bytes = 0;
+  return sharded;
 }
 
 }  // namespace
@@ -507,9 +508,8 @@ PositionCosts derive_position(const Transformer& model, const Training& training
     updated = dense_parameters / dp + expert_parameters / expert_dp;
   }
   if (training.fsdp != Fsdp::None) {
-    set_fsdp(c, training, degrees, dense_parameters, expert_parameters, largest_unit,
-             layers.count + mtp + (layers.embedding ? 1 : 0) + (layers.head ? 1 : 0));
-    updated = c.optimizer_bytes / 12;
+    updated = set_fsdp(c, training, degrees, dense_parameters, expert_parameters, largest_unit,
+                       layers.count + mtp + (layers.embedding ? 1 : 0) + (layers.head ? 1 : 0));
   }
   c.optimizer_ns = 30 * updated / (device.memory_bandwidth * device.efficiency.memory) * 1e9;
   return c;

@@ -23,17 +23,11 @@ T entry(const std::vector<T>& values, std::size_t index) {
 
 // A data-parallel collective's time: NCCL's choice over spec.nccl, else the ring.
 TimeNs data_parallel_collective_time(const DataParallelSpec& spec, TaskKind kind, double bytes) {
-  if (spec.nccl) {
-    const Collective collective = kind == TaskKind::AllReduce       ? Collective::AllReduce
-                                  : kind == TaskKind::ReduceScatter ? Collective::ReduceScatter
-                                                                    : Collective::AllGather;
-    return nccl_collective_time(collective, bytes, spec.ranks(), *spec.nccl).time;
-  }
-  return kind == TaskKind::AllReduce
-             ? ring_all_reduce_time(bytes, spec.ranks(), spec.latency, spec.bandwidth)
-         : kind == TaskKind::ReduceScatter
-             ? ring_reduce_scatter_time(bytes, spec.ranks(), spec.latency, spec.bandwidth)
-             : ring_all_gather_time(bytes, spec.ranks(), spec.latency, spec.bandwidth);
+  const Collective collective = kind == TaskKind::AllReduce       ? Collective::AllReduce
+                                : kind == TaskKind::ReduceScatter ? Collective::ReduceScatter
+                                                                  : Collective::AllGather;
+  return collective_time(collective, bytes, spec.ranks(), {spec.latency, spec.bandwidth},
+                         spec.nccl);
 }
 
 // ceil(total / size) buckets, one when there is no size or the bytes fit in one.

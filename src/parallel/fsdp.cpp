@@ -1,8 +1,8 @@
 #include "perflow/parallel/fsdp.hpp"
 
 #include <algorithm>
-#include <map>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -60,14 +60,17 @@ EventGraph add_fsdp(EventGraph&& base, const FsdpSpec& spec) {
     most += 2 + (is_gradient_task(kind) ? units_of(TaskId{t}) : 0);
   }
   x.reserve(most, 2 * most);
+  // Indexed like spec.units (a task with units has an index below its size).
+  constexpr std::size_t kNone = ~std::size_t{0};
+  std::vector<std::pair<std::size_t, std::size_t>> first_last(spec.units.size());
 
   for (std::uint32_t d = 0; d < graph.device_count(); ++d) {
     const std::span<const TaskId> program = graph.program(DeviceId{d});
     if (program.empty()) continue;
-    // Per (stage, chunk): where its first F and its last gradient task are in the program
-    // (for gathering once and reducing once).
-    constexpr std::size_t kNone = ~std::size_t{0};
-    std::map<std::size_t, std::pair<std::size_t, std::size_t>> first_last;
+    // Per (stage, chunk) with units: where its first F and its last gradient task are in
+    // the program (for gathering once and reducing once).
+    std::fill(first_last.begin(), first_last.end(), std::pair{kNone, kNone});
+    bool any = false;
     for (std::size_t i = 0; i < program.size(); ++i) {
       const TaskId t = program[i];
       const TaskKind kind = graph.kind(t);
@@ -78,11 +81,12 @@ EventGraph add_fsdp(EventGraph&& base, const FsdpSpec& spec) {
             graph.label(t), d));
       }
       if (!is_compute(kind) || units_of(t) == 0) continue;
-      auto [it, fresh] = first_last.try_emplace(index(t), kNone, kNone);
-      if (kind == TaskKind::F && it->second.first == kNone) it->second.first = i;
-      if (is_gradient_task(kind)) it->second.second = i;
+      auto& [first, last] = first_last[index(t)];
+      if (kind == TaskKind::F && first == kNone) first = i;
+      if (is_gradient_task(kind)) last = i;
+      any = true;
     }
-    if (first_last.empty()) continue;
+    if (!any) continue;
     const LaneId gather_lane = x.add_lane(DeviceId{d}, "fsdp all-gather");
     const LaneId reduce_lane = x.add_lane(DeviceId{d}, "fsdp reduce-scatter");
     const auto collective = [&](TaskKind kind, TaskId of, TimeNs time, LaneId lane,

@@ -231,6 +231,20 @@ CollectiveChoice nccl_collective_time(Collective collective, double bytes, std::
   return choice;
 }
 
+TimeNs collective_time(Collective collective, double bytes, std::uint32_t ranks,
+                       const LinkCost& ring, const std::optional<NcclNetwork>& nccl) {
+  if (nccl) return nccl_collective_time(collective, bytes, ranks, *nccl).time;
+  switch (collective) {
+    case Collective::AllReduce:
+      return ring_all_reduce_time(bytes, ranks, ring.latency, ring.bandwidth);
+    case Collective::ReduceScatter:
+      return ring_reduce_scatter_time(bytes, ranks, ring.latency, ring.bandwidth);
+    case Collective::AllGather:
+      break;
+  }
+  return ring_all_gather_time(bytes, ranks, ring.latency, ring.bandwidth);
+}
+
 TimeNs nccl_all_to_all_time(double bytes, std::uint32_t ranks, const NcclNetwork& network) {
   if (ranks <= 1) return 0;
   const auto scaled = [](const LinkCost& link, double fraction) {

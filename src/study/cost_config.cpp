@@ -452,10 +452,7 @@ TimeNs context_parallel_time(const Config& config, const model::ContextExchange&
   } else {
     using parallel::Collective;
     const auto collective = [&](Collective kind, double bytes) {
-      return nccl ? parallel::nccl_collective_time(kind, bytes, cp, *nccl).time
-             : kind == Collective::AllGather
-                 ? parallel::ring_all_gather_time(bytes, cp, link.latency, link.bandwidth)
-                 : parallel::ring_reduce_scatter_time(bytes, cp, link.latency, link.bandwidth);
+      return parallel::collective_time(kind, bytes, cp, {link.latency, link.bandwidth}, nccl);
     };
     const auto all_to_all = [&](double bytes) {
       if (nccl) return parallel::nccl_all_to_all_time(bytes, cp, *nccl);
@@ -667,23 +664,6 @@ void finish_offload(Config& config, const std::vector<std::optional<simulator::L
       device.static_memory -= device.host_optimizer_state;
     }
   }
-}
-
-// One FSDP collective of `bytes` (NCCL's whole buffer) among `ranks`: NCCL's choice over
-// `nccl`, else the ring over `link`.
-TimeNs fsdp_collective_time(parallel::Collective collective, double bytes, std::uint32_t ranks,
-                            const std::optional<parallel::NcclNetwork>& nccl,
-                            const simulator::Link& link) {
-  if (nccl) return parallel::nccl_collective_time(collective, bytes, ranks, *nccl).time;
-  switch (collective) {
-    case parallel::Collective::AllGather:
-      return parallel::ring_all_gather_time(bytes, ranks, link.latency, link.bandwidth);
-    case parallel::Collective::ReduceScatter:
-      return parallel::ring_reduce_scatter_time(bytes, ranks, link.latency, link.bandwidth);
-    case parallel::Collective::AllReduce:
-      break;
-  }
-  return parallel::ring_all_reduce_time(bytes, ranks, link.latency, link.bandwidth);
 }
 
 }  // namespace
@@ -987,19 +967,24 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
   config.fsdp_link = fsdp_in_node ? "intra_node" : "inter_node";
   std::optional<parallel::NcclNetwork> fsdp_nccl;
   std::optional<parallel::NcclNetwork> replica_nccl;
-  bool dp_given = false;  // /network/data_parallel: FSDP's shard group runs over it too
   simulator::Link dp_link =
       dp_in_node ? config.simulation.intra_node : config.simulation.inter_node;
   simulator::Link tp_link =
       tp_in_node ? config.simulation.intra_node : config.simulation.inter_node;
   config.data_parallel_link = dp_in_node ? "intra_node" : "inter_node";
   config.tensor_parallel_link = tp_in_node ? "intra_node" : "inter_node";
+  const auto link_of = [&](bool in_node) {
+    return in_node ? config.simulation.intra_node : config.simulation.inter_node;
+  };
+  // FSDP's shard group runs over /network/data_parallel when it is given.
+  simulator::Link shard_link = link_of(fsdp_in_node);
+  const simulator::Link replica_link = link_of(replicas_in_node);
   if (network) {
     if (auto x = network->find("data_parallel")) {
       dp_link = read_link(*x, dp_link);
       config.data_parallel_link = "/network/data_parallel";
       config.fsdp_link = "/network/data_parallel";
-      dp_given = true;
+      shard_link = dp_link;
     }
     if (auto x = network->find("tensor_parallel")) {
       tp_link = read_link(*x, tp_link);
@@ -1052,12 +1037,8 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
           cp_in_node, cp_in_node ? config.simulation.intra_node : config.simulation.inter_node,
           config.context_parallel, config.tensor_parallel);
       config.tensor_parallel_nccl = placed(tp_in_node, tp_link, config.tensor_parallel, 1);
-      const auto link_of = [&](bool in_node) {
-        return in_node ? config.simulation.intra_node : config.simulation.inter_node;
-      };
-      fsdp_nccl = placed(fsdp_in_node, dp_given ? dp_link : link_of(fsdp_in_node), fsdp_shard,
-                         config.tensor_parallel);
-      replica_nccl = placed(replicas_in_node, link_of(replicas_in_node), fsdp_replicas,
+      fsdp_nccl = placed(fsdp_in_node, shard_link, fsdp_shard, config.tensor_parallel);
+      replica_nccl = placed(replicas_in_node, replica_link, fsdp_replicas,
                             config.tensor_parallel * fsdp_shard);
       config.expert_parallel_nccl = base;
       config.expert_parallel_nccl->ranks_per_node = ranks_per_domain(config);
@@ -1183,17 +1164,9 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
   }
   if (any_bytes) config.simulation.boundary_bytes = std::move(boundary_bytes);
   if (config.model && config.fsdp_mode != model::Fsdp::None) {
-    const auto time = [&](parallel::Collective collective, double bytes, std::uint32_t ranks,
-                          const std::optional<parallel::NcclNetwork>& nccl, bool in_node) {
-      return fsdp_collective_time(
-          collective, bytes, ranks, nccl,
-          in_node ? config.simulation.intra_node : config.simulation.inter_node);
-    };
-    // The shard group over /network/data_parallel when it is given (NCCL's network has it).
     const auto shard_time = [&](parallel::Collective collective, double bytes) {
-      if (!dp_given || fsdp_nccl)
-        return time(collective, bytes, fsdp_shard, fsdp_nccl, fsdp_in_node);
-      return fsdp_collective_time(collective, bytes, fsdp_shard, std::nullopt, dp_link);
+      return parallel::collective_time(collective, bytes, fsdp_shard,
+                                       {shard_link.latency, shard_link.bandwidth}, fsdp_nccl);
     };
     parallel::FsdpSpec& spec = config.fsdp;
     spec.reshard_after_forward = stages == 1;
@@ -1210,9 +1183,9 @@ void parse_cost_sections(const JsonCursor& root, Config& config) {
       spec.gather[i] = shard_time(parallel::Collective::AllGather, p.fsdp_parameter_bytes / units);
       spec.reduce[i] =
           shard_time(parallel::Collective::ReduceScatter, p.fsdp_gradient_bytes / units);
-      spec.replica_reduce[i] =
-          time(parallel::Collective::AllReduce, p.fsdp_gradient_bytes / units / fsdp_shard,
-               fsdp_replicas, replica_nccl, replicas_in_node);
+      spec.replica_reduce[i] = parallel::collective_time(
+          parallel::Collective::AllReduce, p.fsdp_gradient_bytes / units / fsdp_shard,
+          fsdp_replicas, {replica_link.latency, replica_link.bandwidth}, replica_nccl);
     }
   }
   resolve_gradient_buckets(root, config);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "perflow/core/hardware.hpp"
@@ -80,6 +81,12 @@ struct CollectiveChoice {
 /// Throws ScheduleError beyond 1e18 ns.
 CollectiveChoice nccl_collective_time(Collective collective, double bytes, std::uint32_t ranks,
                                       const NcclNetwork& network);
+
+/// `collective` of `bytes` among `ranks` ranks as a group prices it: NCCL's choice over
+/// `nccl` when it is given, else one ring over `ring` (ring_all_reduce_time,
+/// ring_reduce_scatter_time, ring_all_gather_time).
+TimeNs collective_time(Collective collective, double bytes, std::uint32_t ranks,
+                       const LinkCost& ring, const std::optional<NcclNetwork>& nccl);
 
 /// An all-to-all of `bytes` sent per rank among `ranks` ranks, `network.ranks_per_node` to a
 /// node, as NCCL runs it (a send and a receive with every peer at once, the Simple protocol
