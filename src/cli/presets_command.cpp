@@ -101,6 +101,7 @@ void print_models(bool json) {
            {"layer_pattern", m.layer_pattern},
            {"mamba", mamba_json(m)},
            {"mtp_layers", m.mtp_layers},
+           {"mtp_pattern", m.mtp_pattern},
            {"parameters", m.parameters()},
            {"active_parameters", m.active_parameters()},
            {"mtp_parameters", m.mtp_layers * m.mtp_module_parameters()},

@@ -23,6 +23,7 @@ void add(PositionCosts& costs, std::span<const Operator> ops, double count,
     // A Transformer Engine GEMM in a quantised run casts its input before F and its output
     // gradient before B, memory-bound kernels.
     const bool casts = op.kind == OperatorKind::Gemm && !op.sixteen_bit && quantised(precision);
+    time.sixteen_bit = op.kind == OperatorKind::Gemm && op.sixteen_bit && quantised(precision);
     const double batch = std::max(op.shape.batch, 1.0);
     const std::array<CastCost, 3> cast = {
         casts ? quantisation.input(op.input_after_norm) : CastCost{},
@@ -112,8 +113,10 @@ std::vector<std::pair<Operator, double>> position_operators(
     const Transformer& model, const Training& training, const Degrees& degrees,
     std::span<const std::pair<LayerKind, std::uint32_t>> kinds) {
   std::vector<std::pair<Operator, double>> rows;
-  const auto put = [&rows](const std::vector<Operator>& ops, double count) {
-    for (const Operator& op : ops) {
+  // A layer kept in bf16 in a quantised run prices its GEMMs as the 16-bit ones.
+  const auto put = [&rows](std::vector<Operator> ops, double count, bool sixteen_bit) {
+    for (Operator& op : ops) {
+      if (sixteen_bit && op.kind == OperatorKind::Gemm) op.sixteen_bit = true;
       const auto same = std::find_if(rows.begin(), rows.end(), [&op](const auto& row) {
         return same_operator(row.first, op);
       });
@@ -127,18 +130,19 @@ std::vector<std::pair<Operator, double>> position_operators(
   const std::uint32_t tp = degrees.tensor;
   for (const auto& [kind, count] : kinds) {
     if (kind.has_attention())
-      put(detail::attention_operators(model, training, tp, kind.mixer), count);
-    if (kind.mixer == Mixer::Mamba) put(detail::mamba_operators(model, training, tp), count);
+      put(detail::attention_operators(model, training, tp, kind.mixer), count, kind.sixteen_bit);
+    if (kind.mixer == Mixer::Mamba)
+      put(detail::mamba_operators(model, training, tp), count, kind.sixteen_bit);
   }
   for (const auto& [kind, count] : kinds) {
     if (kind.feedforward == Feedforward::Dense)
-      put(detail::dense_mlp_operators(model, training, tp), count);
+      put(detail::dense_mlp_operators(model, training, tp), count, kind.sixteen_bit);
     if (kind.feedforward == Feedforward::Moe) {
-      put(detail::moe_mlp_operators(model, training, tp, degrees.expert), count);
+      put(detail::moe_mlp_operators(model, training, tp, degrees.expert), count, kind.sixteen_bit);
     }
   }
   for (const auto& [kind, count] : kinds) {
-    put(detail::residual_operators(model, training, tp, kind.sublayers()), count);
+    put(detail::residual_operators(model, training, tp, kind.sublayers()), count, false);
   }
   return rows;
 }
@@ -183,6 +187,13 @@ double set_fsdp(PositionCosts& c, const Training& training, const Degrees& degre
   return sharded;
 }
 
+// Layer l's kind as it is priced: kept in bf16 where the training says so.
+LayerKind priced_kind(const Transformer& model, const Training& training, std::uint32_t l) {
+  LayerKind kind = model.layer_kind(l);
+  kind.sixteen_bit = training.keeps_bf16(l, model.layers);
+  return kind;
+}
+
 }  // namespace
 
 PositionCosts derive_position(const Transformer& model, const Training& training,
@@ -193,12 +204,16 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   const double t = degrees.tensor;
   // The position's layers by kind (attention or a sliding window, Mamba; dense MLP or MoE);
   // a position without layers lists a standard layer's operators, none of them run.
-  std::vector<std::pair<LayerKind, std::uint32_t>> kinds =
-      model.layer_kinds_in(layers.first, layers.count);
+  std::vector<std::pair<LayerKind, std::uint32_t>> kinds;
+  for (std::uint32_t l = layers.first; l < layers.first + layers.count; ++l) {
+    add_layer_kind(kinds, priced_kind(model, training, l), 1);
+  }
   // The MTP modules ride on the last position (Megatron-Core's mtp_process): their layers
   // count with the position's, their embedding, eh_proj and second head below.
   const std::uint32_t mtp = layers.head ? model.mtp_layers : 0;
-  if (mtp > 0) add_layer_kind(kinds, model.mtp_kind(), mtp);
+  if (mtp > 0) {
+    for (const LayerKind& kind : model.mtp_kinds()) add_layer_kind(kinds, kind, mtp);
+  }
   if (kinds.empty() && !model.is_hybrid()) kinds.emplace_back(LayerKind{}, 0);
   std::uint32_t moe_layers = 0;  // the MTP modules' among them
   for (const auto& [kind, count] : kinds) {
@@ -276,15 +291,19 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   // input; Q and the output a d wide, h unless the head width is set; with MLA Q and K
   // a (nope + rope), V and the output a v). Quantised, the projection keeps its own copy of
   // it as well.
-  const double projection_copy = quantised(precision) ? q * tokens * ow : 0.0;
+  // (A layer kept in bf16 keeps its GEMM inputs in 2 bytes: `qk` below is q or 2, and it
+  // has no quantised copy.)
   // Recomputing MLA's up projections keeps none of Q, K and V, only the latents.
-  const double attention_kept =
-      2 * tokens * ((up_proj_recomputed ? 0.0 : qw + kw + vw) + ow) + projection_copy;
+  const auto attention_kept = [&](double qk, bool quantised_layer) {
+    return 2 * tokens * ((up_proj_recomputed ? 0.0 : qw + kw + vw) + ow) +
+           (quantised_layer ? qk * tokens * ow : 0.0);
+  };
   const double scores = 5 * model.heads * s * s * b / t;  // softmax output, mask, dropout
   // What W still needs after B of the attention: the inputs of its weight GEMMs (QKV or MLA's
   // down and up projections, the output projection).
-  const double attention_weight_inputs =
-      q * tokens * h * r + q * tokens * latent * r + q * tokens * ow / t;
+  const auto attention_weight_inputs = [&](double qk) {
+    return qk * tokens * h * r + qk * tokens * latent * r + qk * tokens * ow / t;
+  };
   // A Mamba-2 mixer keeps, on its rank's H / t heads: in_proj's output (z, x, B, C, dt), the
   // convolution's output (x, B, C after the SiLU, the scan's inputs), the scan's output y
   // (the gated norm's input with z) and the norm's output, out_proj's input (q); its W needs
@@ -292,12 +311,13 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   const Mamba& mamba = model.mamba;
   const double inner = mamba.inner();
   const double bc = 2.0 * mamba.groups * mamba.state_dim;
-  const double mamba_kept = 2 * tokens * (2 * inner + bc + mamba.heads) +
-                            2 * tokens * (inner + bc) + 2 * tokens * inner + q * tokens * inner;
+  const auto mamba_kept = [&](double qk) {
+    return 2 * tokens * (2 * inner + bc + mamba.heads) + 2 * tokens * (inner + bc) +
+           2 * tokens * inner + qk * tokens * inner;
+  };
   // The MLP's inside: the first GEMM's output for the activation's backward (2 bytes, 2f wide
   // with SwiGLU's gate and up), and the second GEMM's input (q).
-  const double inside = model.mlp == Mlp::SwiGlu ? 4 + q : 2 + q;
-  const double mlp_inside = inside * tokens * f;
+  const auto inside = [&](double qk) { return model.mlp == Mlp::SwiGlu ? 4 + qk : 2 + qk; };
   // A MoE layer keeps, instead of the dense MLP's inside (m T f / t):
   //   4 T r E      the router's fp32 probabilities (its softmax output, as Korthikanti counts
   //                the attention's), over this rank's tokens;
@@ -325,9 +345,9 @@ PositionCosts derive_position(const Transformer& model, const Training& training
   std::array<double, 3> rebuilt{};
   double kept_by_w = 0;
   c.parameters = 0;
-  // The layers' GEMM weights on the rank (Transformer Engine's Linear modules): all but the
-  // norms, the router, the embedding and the head (MLA's two latent norms, 2048 weights of
-  // DeepSeek-V3's 187M, counted with them).
+  // The quantised layers' GEMM weights on the rank (Transformer Engine's Linear modules): all
+  // but the norms, the router, the embedding and the head (MLA's two latent norms, 2048
+  // weights of DeepSeek-V3's 187M, counted with them).
   double gemm_parameters = 0;
   double expert_parameters = 0;  // the routed experts' on this rank
   double largest_unit = 0;       // FSDP's: the most parameters one layer holds on the rank
@@ -336,19 +356,22 @@ PositionCosts derive_position(const Transformer& model, const Training& training
     const double n = layer_count;
     const bool attention = kind.has_attention();
     const bool moe = kind.feedforward == Feedforward::Moe;
+    const bool quantised_layer = quantised(precision) && !kind.sixteen_bit;
+    const double qk = quantised_layer ? q : 2.0;
     // Each sublayer's norm input (2), its GEMM's input (q) and dropout mask: unsplit without
     // sequence parallelism. With MLA, the latents too (q_lora + kv_lora per token): the latent
     // norms' inputs (2 bytes) and the up projections' inputs (q), split like the other GEMM
     // inputs.
-    const double replicated = kind.sublayers() * (2 + q + mask) * tokens * h * r +
-                              (attention ? (2 + q) * tokens * latent * r : 0.0);
-    double split = attention ? attention_kept : 0.0;  // divided over the tensor-parallel ranks
-    if (kind.mixer == Mixer::Mamba) split += mamba_kept;
-    if (kind.feedforward == Feedforward::Dense) split += mlp_inside;
-    if (moe) split += inside * (routed + shared) * fe;
+    const double replicated = kind.sublayers() * (2 + qk + mask) * tokens * h * r +
+                              (attention ? (2 + qk) * tokens * latent * r : 0.0);
+    // Divided over the tensor-parallel ranks.
+    double split = attention ? attention_kept(qk, quantised_layer) : 0.0;
+    if (kind.mixer == Mixer::Mamba) split += mamba_kept(qk);
+    if (kind.feedforward == Feedforward::Dense) split += inside(qk) * tokens * f;
+    if (moe) split += inside(qk) * (routed + shared) * fe;
     double sharded = split / t;
     if (moe) {
-      sharded += q * routed * h;
+      sharded += qk * routed * h;
       sharded += 4 * tokens * r * model.experts;
     }
     // Per layer, what F keeps: everything (34sbh + 5as^2b/t for a standard layer without flash
@@ -358,16 +381,16 @@ PositionCosts derive_position(const Transformer& model, const Training& training
         replicated + sharded + (attention && !training.flash_attention ? scores : 0.0);
     const std::array<double, 3> kept_per_layer = {per_layer, replicated + sharded,
                                                   2 * tokens * h * r};
-    double weight_inputs = attention ? attention_weight_inputs : 0.0;
+    double weight_inputs = attention ? attention_weight_inputs(qk) : 0.0;
     if (kind.mixer == Mixer::Mamba) {
-      weight_inputs += q * tokens * h * r;
-      weight_inputs += q * tokens * inner / t;
+      weight_inputs += qk * tokens * h * r;
+      weight_inputs += qk * tokens * inner / t;
     }
-    if (kind.feedforward != Feedforward::None) weight_inputs += q * tokens * h * r;
-    if (kind.feedforward == Feedforward::Dense) weight_inputs += q * tokens * f / t;
+    if (kind.feedforward != Feedforward::None) weight_inputs += qk * tokens * h * r;
+    if (kind.feedforward == Feedforward::Dense) weight_inputs += qk * tokens * f / t;
     if (moe) {
-      weight_inputs += q * routed * h;
-      weight_inputs += q * (routed + shared) * fe / t;
+      weight_inputs += qk * routed * h;
+      weight_inputs += qk * (routed + shared) * fe / t;
     }
     activation += n * per_layer;
     kept_by_w += n * weight_inputs;
@@ -390,7 +413,8 @@ PositionCosts derive_position(const Transformer& model, const Training& training
       largest_unit = std::max(
           largest_unit, split_weights / t + norms + replicated_weights + router + on_rank / n);
     }
-    gemm_parameters += n * (split_weights / t + replicated_weights) + on_rank;
+    // A bf16 layer's weights are not cast (no quantised copy cached).
+    if (quantised_layer) gemm_parameters += n * (split_weights / t + replicated_weights) + on_rank;
     // A tensor-parallel collective after each sublayer (the row-parallel GEMM's all-reduce, or
     // with sequence parallelism its reduce-scatter and the next all-gather). A MoE layer's
     // is its tokens' all-gather and reduce-scatter, which move as much; with expert
@@ -467,7 +491,9 @@ PositionCosts derive_position(const Transformer& model, const Training& training
     // its all-gather and scatter): one more each.
     c.tp_allreduces = tp_collectives + (layers.embedding ? 1 : 0) + mtp;
   }
-  set_host_work(c, training, degrees, device, layer_operators, layers.count + mtp,
+  // Each module's layers are graphed one by one (a hybrid module's pattern has several).
+  set_host_work(c, training, degrees, device, layer_operators,
+                layers.count + mtp * static_cast<double>(model.mtp_kinds().size()),
                 attention_kernels);
 
   c.dp_gradient_bytes = gradient_width * c.parameters;
@@ -547,7 +573,7 @@ UnitSeconds unit_seconds(const Transformer& model, const Training& training, con
   std::map<LayerKind, double> kinds;
   out.layers.reserve(model.layers);
   for (std::uint32_t l = 0; l < model.layers; ++l) {
-    const auto [it, fresh] = kinds.try_emplace(model.layer_kind(l), 0.0);
+    const auto [it, fresh] = kinds.try_emplace(priced_kind(model, training, l), 0.0);
     if (fresh) it->second = seconds({.first = l, .count = 1});
     out.layers.push_back(it->second);
   }

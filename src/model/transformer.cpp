@@ -374,33 +374,50 @@ double Transformer::layer_parameters() const { return kind_parameters({}); }
 
 double Transformer::mtp_module_parameters() const {
   const double h = hidden;
-  return 3 * h + 2 * h * h + kind_parameters(mtp_kind());
+  double layers_parameters = 0;
+  for (const LayerKind& kind : mtp_kinds()) layers_parameters += kind_parameters(kind);
+  return 3 * h + 2 * h * h + layers_parameters;
 }
 
 double Transformer::moe_layer_parameters() const {
   return kind_parameters({.feedforward = Feedforward::Moe});
 }
 
-LayerKind Transformer::layer_kind(std::uint32_t l) const {
-  const auto attention = [&] {
-    const bool windowed = sliding_window > 0 && (window_pattern.empty() ||
-                                                 window_pattern[l % window_pattern.size()] == 'W');
-    return windowed ? Mixer::WindowedAttention : Mixer::Attention;
-  };
-  if (!layer_pattern.empty()) {
-    switch (l < layer_pattern.size() ? layer_pattern[l] : '-') {
-      case 'M':
-        return {.mixer = Mixer::Mamba, .feedforward = Feedforward::None};
-      case '*':
-        return {.mixer = attention(), .feedforward = Feedforward::None};
-      case 'E':
-        return {.mixer = Mixer::None, .feedforward = Feedforward::Moe};
-      default:
-        return {.mixer = Mixer::None, .feedforward = Feedforward::Dense};
-    }
+// Layer l of a hybrid pattern, written `symbol` (an unknown one reads as the MLP).
+LayerKind Transformer::pattern_kind(char symbol, std::uint32_t l) const {
+  switch (symbol) {
+    case 'M':
+      return {.mixer = Mixer::Mamba, .feedforward = Feedforward::None};
+    case '*':
+      return {.mixer = attention_mixer(l), .feedforward = Feedforward::None};
+    case 'E':
+      return {.mixer = Mixer::None, .feedforward = Feedforward::Moe};
+    default:
+      return {.mixer = Mixer::None, .feedforward = Feedforward::Dense};
   }
+}
+
+Mixer Transformer::attention_mixer(std::uint32_t l) const {
+  const bool windowed = sliding_window > 0 && (window_pattern.empty() ||
+                                               window_pattern[l % window_pattern.size()] == 'W');
+  return windowed ? Mixer::WindowedAttention : Mixer::Attention;
+}
+
+LayerKind Transformer::layer_kind(std::uint32_t l) const {
+  if (!layer_pattern.empty())
+    return pattern_kind(l < layer_pattern.size() ? layer_pattern[l] : '-', l);
   const bool moe = experts > 0 && l >= first_dense_layers;
-  return {.mixer = attention(), .feedforward = moe ? Feedforward::Moe : Feedforward::Dense};
+  return {.mixer = attention_mixer(l), .feedforward = moe ? Feedforward::Moe : Feedforward::Dense};
+}
+
+std::vector<LayerKind> Transformer::mtp_kinds() const {
+  if (mtp_pattern.empty()) return {layer_kind(layers > 0 ? layers - 1 : 0)};
+  // Megatron-Core numbers an MTP module's layers after the decoder's.
+  std::vector<LayerKind> kinds;
+  for (std::size_t i = 0; i < mtp_pattern.size(); ++i) {
+    kinds.push_back(pattern_kind(mtp_pattern[i], layers + static_cast<std::uint32_t>(i)));
+  }
+  return kinds;
 }
 
 void add_layer_kind(std::vector<std::pair<LayerKind, std::uint32_t>>& kinds, LayerKind kind,
@@ -500,9 +517,11 @@ double Transformer::forward_flops_per_sample() const {
   for (const auto& [kind, count] : layer_kinds_in(0, layers)) {
     flops += count * kind_forward_flops(kind);
   }
-  // Each MTP module (Megatron-LM's num_floating_point_operations): a layer of the last
-  // layer's kind, eh_proj and another pass of the logits.
-  flops += mtp_layers * (kind_forward_flops(mtp_kind()) + 2 * s * 2 * h * h + 2 * s * h * vocab);
+  // Each MTP module (Megatron-LM's num_floating_point_operations): its layers (one of the
+  // last layer's kind in a transformer), eh_proj and another pass of the logits.
+  double module = 2 * s * 2 * h * h + 2 * s * h * vocab;
+  for (const LayerKind& kind : mtp_kinds()) module += kind_forward_flops(kind);
+  flops += mtp_layers * module;
   return flops;
 }
 

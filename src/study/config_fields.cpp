@@ -710,8 +710,10 @@ constexpr Field kModelFields[] = {
     {.name = "layer_pattern",
      .kind = K::String,
      .description = "a hybrid model's layers, one character each (Megatron-Core's "
-                    "--hybrid-override-pattern): M a Mamba-2 mixer, * attention, - an MLP, E a "
-                    "MoE layer; layers is its length",
+                    "--hybrid-layer-pattern): M a Mamba-2 mixer, * attention, - an MLP, E a "
+                    "MoE layer; layers is its length. Megatron-Core's unified form with "
+                    "multi-token prediction is read too: \"M-M*-/*E/*E\" is the layers "
+                    "\"M-M*-\", mtp_pattern \"*E\" and mtp_layers 2",
      .default_value = "the preset's; empty: attention and an MLP (or MoE) in every layer"},
     {.name = "mamba",
      .kind = K::Object,
@@ -813,10 +815,17 @@ constexpr Field kModelFields[] = {
      .kind = K::Integer,
      .description = "multi-token prediction modules after the last layer, on the last pipeline "
                     "position (DeepSeek-V3: 1; Megatron-LM's --mtp-num-layers): each a layer of "
-                    "the last layer's kind, eh_proj and another pass of the LM head",
+                    "the last layer's kind (mtp_pattern's layers in a hybrid model), eh_proj "
+                    "and another pass of the LM head",
      .default_value = "the preset's, else 0",
      .min = 0,
      .max = 64},
+    {.name = "mtp_pattern",
+     .kind = K::String,
+     .description = "a hybrid model's multi-token prediction module: its layers, one character "
+                    "each as in layer_pattern (Megatron-Core's pattern after each '/'); needs "
+                    "layer_pattern and mtp_layers",
+     .default_value = "the preset's; required for mtp_layers with a layer_pattern"},
 };
 
 constexpr Field kTrainingFields[] = {
@@ -846,6 +855,21 @@ constexpr Field kTrainingFields[] = {
                     "Hopper or newer)",
      .default_value = "delayed",
      .choices = model::kFp8RecipeNames},
+    {.name = "bf16_layers_at_start",
+     .kind = K::Integer,
+     .description = "with a quantised precision, the model's first layers that run in bf16 "
+                    "(Megatron-LM's --first-last-layers-bf16 with --num-layers-at-start-in-bf16, "
+                    "its default 1); not with fp8's delayed recipe, as Megatron-LM refuses it",
+     .default_value = "0",
+     .min = 0,
+     .max = 1 << 20},
+    {.name = "bf16_layers_at_end",
+     .kind = K::Integer,
+     .description = "with a quantised precision, the model's last layers that run in bf16 "
+                    "(--num-layers-at-end-in-bf16); the MTP modules stay quantised",
+     .default_value = "0",
+     .min = 0,
+     .max = 1 << 20},
     {.name = "recompute",
      .kind = K::Choice,
      .description = "activation recomputation (default none); its time is part of B",

@@ -66,8 +66,14 @@ std::uint64_t gradient_buckets(const Config& config, std::uint32_t s, std::uint3
 // was taken over the GPU's compute and collectives; a duration given by hand has none).
 // The training precision, with fp8's scaling recipe.
 std::string precision_text(const model::Training& t) {
-  if (t.precision != model::Precision::Fp8) return std::string(model::to_string(t.precision));
-  return fmt::format("fp8 ({} scaling)", model::to_string(t.fp8_recipe));
+  std::string text = t.precision != model::Precision::Fp8
+                         ? std::string(model::to_string(t.precision))
+                         : fmt::format("fp8 ({} scaling)", model::to_string(t.fp8_recipe));
+  if (t.bf16_layers_at_start + t.bf16_layers_at_end > 0) {
+    text += fmt::format(", the first {} and last {} layer(s) in bf16", t.bf16_layers_at_start,
+                        t.bf16_layers_at_end);
+  }
+  return text;
 }
 
 std::string_view bound_by(double host_ns, TimeNs resolved) {
@@ -227,7 +233,11 @@ std::string explain(const Config& config) {
     part('*', "attention");
     part('-', "MLP");
     part('E', "MoE");
-    out += fmt::format("hybrid     {}: {}\n", m.layer_pattern, fmt::join(parts, ", "));
+    out += fmt::format("hybrid     {}: {}{}\n", m.layer_pattern, fmt::join(parts, ", "),
+                       m.mtp_pattern.empty() ? ""
+                                             : fmt::format("; {} multi-token prediction module(s) "
+                                                           "of \"{}\"",
+                                                           m.mtp_layers, m.mtp_pattern));
   }
   if (m.experts > 0) {
     const std::uint32_t moe = m.moe_layers();
@@ -284,11 +294,12 @@ std::string explain(const Config& config) {
         out += fmt::format("    {:<17} {:>12} {:>12} {:>12} {:>14}  {}\n", "operator", "F", "B",
                            "W", "F GFLOP", "GEMM % of peak F/B/W, F's tile x waves");
         for (const model::OperatorTime& op : p.operators) {
-          out += fmt::format("    {:<17} {:>12} {:>12} {:>12} {:>14.1f}{}\n", op.name,
-                             ns(op.seconds[model::kForward] * 1e9),
-                             ns(op.seconds[model::kBackward] * 1e9),
-                             ns(op.seconds[model::kWeight] * 1e9), op.flops[model::kForward] / 1e9,
-                             op.gemm ? "  " + gemm_summary(op.plans) : std::string());
+          out += fmt::format(
+              "    {:<17} {:>12} {:>12} {:>12} {:>14.1f}{}\n", op.name,
+              ns(op.seconds[model::kForward] * 1e9), ns(op.seconds[model::kBackward] * 1e9),
+              ns(op.seconds[model::kWeight] * 1e9), op.flops[model::kForward] / 1e9,
+              op.gemm ? "  " + gemm_summary(op.plans) + (op.sixteen_bit ? ", in bf16" : "")
+                      : std::string());
         }
         if (model::quantised(plan.training.precision)) {
           std::array<double, 3> casts{};
@@ -409,6 +420,7 @@ nlohmann::ordered_json explain_json(const Config& config) {
                   {"attention_sinks", m.attention_sinks},
                   {"layer_pattern", m.layer_pattern},
                   {"mtp_layers", m.mtp_layers},
+                  {"mtp_pattern", m.mtp_pattern},
                   {"parameters", m.parameters()},
                   {"experts", m.experts},
                   {"top_k", m.top_k},
@@ -420,6 +432,8 @@ nlohmann::ordered_json explain_json(const Config& config) {
       {"precision", model::to_string(t.precision)},
       {"fp8_recipe",
        t.precision == model::Precision::Fp8 ? Json(model::to_string(t.fp8_recipe)) : Json(nullptr)},
+      {"bf16_layers_at_start", t.bf16_layers_at_start},
+      {"bf16_layers_at_end", t.bf16_layers_at_end},
       {"recompute", model::to_string(t.recompute)},
       {"sequence_parallel", t.sequence_parallel},
       {"distributed_optimizer", t.distributed_optimizer},
@@ -460,6 +474,7 @@ nlohmann::ordered_json explain_json(const Config& config) {
         if (model::quantised(t.precision) && op.gemm) {
           row["forward_quantise_ns"] = op.quantise_seconds[model::kForward] * 1e9;
           row["backward_quantise_ns"] = op.quantise_seconds[model::kBackward] * 1e9;
+          row["bf16"] = op.sixteen_bit;
         }
         operators.push_back(std::move(row));
       }

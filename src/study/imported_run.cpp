@@ -32,7 +32,7 @@ bool same_shape(const model::Transformer& a, const model::Transformer& b) {
          a.group_top_k == b.group_top_k && a.hidden_dropout == b.hidden_dropout &&
          a.sliding_window == b.sliding_window && a.window_pattern == b.window_pattern &&
          a.attention_sinks == b.attention_sinks && a.layer_pattern == b.layer_pattern &&
-         a.mamba == b.mamba && a.mtp_layers == b.mtp_layers;
+         a.mamba == b.mamba && a.mtp_layers == b.mtp_layers && a.mtp_pattern == b.mtp_pattern;
 }
 
 nlohmann::ordered_json write_model(const ImportedRun& run) {
@@ -90,6 +90,7 @@ nlohmann::ordered_json write_model(const ImportedRun& run) {
     out["hidden_dropout"] = m.hidden_dropout;
   }
   if (m.mtp_layers > 0) out["mtp_layers"] = m.mtp_layers;
+  if (!m.mtp_pattern.empty()) out["mtp_pattern"] = m.mtp_pattern;
   if (m.experts > 0) {
     out["experts"] = m.experts;
     out["top_k"] = m.top_k;
@@ -200,6 +201,8 @@ nlohmann::ordered_json write_config(const ImportedRun& run, const std::string& g
   training["global_batch_size"] = run.global_batch;
   training["precision"] = run.precision;
   if (!run.fp8_recipe.empty()) training["fp8_recipe"] = run.fp8_recipe;
+  if (run.bf16_layers_at_start > 0) training["bf16_layers_at_start"] = run.bf16_layers_at_start;
+  if (run.bf16_layers_at_end > 0) training["bf16_layers_at_end"] = run.bf16_layers_at_end;
   training["recompute"] = run.recompute;
   if (run.sequence_parallel) training["sequence_parallel"] = true;
   if (run.distributed_optimizer) training["distributed_optimizer"] = true;

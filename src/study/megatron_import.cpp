@@ -62,6 +62,7 @@ constexpr Flag kFlags[] = {
     // Hybrid (Mamba) models.
     used("--mtp-num-layers"),
     used("--hybrid-override-pattern"), used("--hybrid-layer-pattern"),
+    used("--mtp-hybrid-override-pattern"),
     used("--mamba-state-dim"), used("--mamba-head-dim"), used("--mamba-num-groups"),
     used("--mamba-num-heads"),
     lacking("--hybrid-attention-ratio", Arity::One,
@@ -90,6 +91,8 @@ constexpr Flag kFlags[] = {
     used("--micro-batch-size"), used("--global-batch-size"),
     used("--bf16", kSwitch), used("--fp16", kSwitch), used("--fp8-format"), used("--fp8-recipe"),
     used("--fp4-format"), used("--fp4-recipe"),
+    used("--first-last-layers-bf16", kSwitch), used("--num-layers-at-start-in-bf16"),
+    used("--num-layers-at-end-in-bf16"),
     used("--recompute-granularity"), used("--recompute-method"), used("--recompute-num-layers"),
     used("--recompute-activations", kSwitch), used("--recompute-modules", kList),
     used("--checkpoint-activations", kSwitch), used("--activations-checkpoint-method"),
@@ -425,26 +428,42 @@ void read_hybrid(const Flags& flags, model::Transformer& m, ImportResult& result
       flags.has("--hybrid-layer-pattern") ? "--hybrid-layer-pattern" : "--hybrid-override-pattern";
   const std::optional<std::string> pattern = flags.get(pattern_flag);
   if (!pattern) return;
+  // Megatron-Core's unified pattern (hybrid_layer_allocation.py): the decoder's layers,
+  // '|' between pipeline stages, then one multi-token prediction module's layers after each
+  // '/'.
+  const auto layer_symbol = [&](char c) {
+    if (c == 'M' || c == '*' || c == '-' || c == 'E') return true;
+    flags.fail(pattern_flag,
+               fmt::format("expected M, *, - or E per layer, got '{}' in '{}'", c, *pattern));
+  };
+  const std::size_t slash = pattern->find('/');
   std::string layers;
-  for (const char c : *pattern) {
-    if (c == '|') continue;  // a pipeline stage's end
-    if (c == 'M' || c == '*' || c == '-' || c == 'E') {
-      layers += c;
-    } else if (c == '/') {
-      break;  // the multi-token prediction layers after it
-    } else {
-      flags.fail(pattern_flag,
-                 fmt::format("expected M, *, - or E per layer, got '{}' in '{}'", c, *pattern));
-    }
+  for (const char c : pattern->substr(0, slash)) {
+    if (c != '|' && layer_symbol(c)) layers += c;  // '|': a pipeline stage's end
   }
   if (pattern->find('|') != std::string::npos) {
     result.warnings.push_back(
         fmt::format("{}: the stage boundaries (|) are left out; set /pipeline/layers to place them",
                     pattern_flag));
   }
-  if (pattern->find('/') != std::string::npos) {
-    result.warnings.push_back(
-        fmt::format("{}: the multi-token prediction layers (after /) are left out", pattern_flag));
+  if (slash != std::string::npos) {
+    std::uint32_t modules = 0;
+    for (std::size_t from = slash + 1;; ++modules) {
+      const std::size_t next = pattern->find('/', from);
+      const std::string module =
+          pattern->substr(from, next == std::string::npos ? next : next - from);
+      for (const char c : module) layer_symbol(c);
+      if (module.empty() || (modules > 0 && module != m.mtp_pattern)) {
+        flags.fail(pattern_flag,
+                   fmt::format("every multi-token prediction module after '/' has the same, "
+                               "non-empty layers, got '{}'",
+                               *pattern));
+      }
+      m.mtp_pattern = module;
+      if (next == std::string::npos) break;
+      from = next + 1;
+    }
+    m.mtp_layers = modules + 1;
   }
   if (layers.empty()) flags.fail(pattern_flag, "no layer in the pattern");
   if (flags.has("--num-layers") && m.layers != layers.size()) {
@@ -897,13 +916,34 @@ ImportResult import_megatron(std::span<const std::string> args, const ImportOpti
   m.vocab = vocabulary(flags, options, run.tensor_parallel);
   read_hybrid(flags, m, result);
   read_windows(flags, m);
-  // Multi-token prediction: Megatron-Core's MTP modules on the last pipeline stage.
+  // Multi-token prediction: Megatron-Core's MTP modules on the last pipeline stage. A
+  // hybrid model's module layers come after '/' in its pattern, or from the deprecated
+  // --mtp-hybrid-override-pattern (arguments.py joins the two).
   if (auto mtp = flags.integer("--mtp-num-layers", 0); mtp && *mtp > 0) {
-    if (m.is_hybrid()) {
-      result.warnings.push_back(fmt::format(
-          "--mtp-num-layers {}: multi-token prediction after a hybrid pattern is left out", *mtp));
-    } else {
+    if (!m.is_hybrid()) {
       m.mtp_layers = *mtp;
+    } else if (!m.mtp_pattern.empty()) {
+      if (*mtp != m.mtp_layers) {
+        result.warnings.push_back(fmt::format(
+            "--mtp-num-layers {} conflicts with the {} module(s) in the hybrid pattern: {} "
+            "used, as Megatron-LM does",
+            *mtp, m.mtp_layers, m.mtp_layers));
+      }
+    } else if (auto legacy = flags.get("--mtp-hybrid-override-pattern")) {
+      for (const char c : *legacy) {
+        if (c != 'M' && c != '*' && c != '-' && c != 'E') {
+          flags.fail("--mtp-hybrid-override-pattern",
+                     fmt::format("expected M, *, - or E per layer, got '{}' in '{}'", c, *legacy));
+        }
+      }
+      if (legacy->empty()) flags.fail("--mtp-hybrid-override-pattern", "no layer in the pattern");
+      m.mtp_pattern = *legacy;
+      m.mtp_layers = *mtp;
+    } else {
+      result.warnings.push_back(fmt::format(
+          "--mtp-num-layers {}: the hybrid pattern gives no module layers (after '/'), so "
+          "multi-token prediction is left out",
+          *mtp));
     }
   }
   read_moe(flags, m, run, result);
@@ -972,6 +1012,16 @@ ImportResult import_megatron(std::span<const std::string> args, const ImportOpti
     result.warnings.push_back(
         "no --bf16, --fp16 or --fp8-format: Megatron-LM trains in fp32, which PerFlow does "
         "not model; simulated in bf16");
+  }
+  // --first-last-layers-bf16 keeps the first and last layers (one each unless given) in bf16
+  // in an fp8 or fp4 run; Megatron-LM refuses it with delayed scaling.
+  if (flags.has("--first-last-layers-bf16") && run.precision != "bf16" && run.precision != "fp16") {
+    if (run.precision == "fp8" && run.fp8_recipe.empty()) {
+      flags.fail("--first-last-layers-bf16",
+                 "Megatron-LM keeps no layer in bf16 with the delayed fp8 recipe");
+    }
+    run.bf16_layers_at_start = flags.integer("--num-layers-at-start-in-bf16", 0).value_or(1);
+    run.bf16_layers_at_end = flags.integer("--num-layers-at-end-in-bf16", 0).value_or(1);
   }
   read_recompute(flags, run, result);
   run.distributed_optimizer = flags.has("--use-distributed-optimizer");

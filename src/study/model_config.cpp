@@ -6,8 +6,10 @@
 #include <cmath>
 #include <initializer_list>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -130,7 +132,8 @@ void read_experts(const JsonCursor& c, model::Transformer& m) {
   };
   if (m.is_hybrid()) {
     // The pattern says which layers are MoE ones.
-    const bool moe_layers = m.layer_pattern.find('E') != std::string::npos;
+    const bool moe_layers = m.layer_pattern.find('E') != std::string::npos ||
+                            m.mtp_pattern.find('E') != std::string::npos;
     for (std::string_view key : {"first_dense_layers", "moe_layers"}) {
       if (auto x = c.find(key)) {
         x->fail("the layer_pattern says which layers are MoE (E): drop " + std::string(key));
@@ -246,20 +249,62 @@ void read_windows(const JsonCursor& c, model::Transformer& m) {
 // length as the layers, Mamba's shape where it has M layers (Megatron-Core's defaults for
 // what is not given).
 void read_hybrid(const JsonCursor& c, model::Transformer& m) {
+  // Where `text` has a character other than a layer's, its message.
+  const auto bad_layer = [](std::string_view text) -> std::optional<std::string> {
+    const std::size_t bad = text.find_first_not_of("M*-E");
+    if (!text.empty() && bad == std::string_view::npos) return std::nullopt;
+    return fmt::format(
+        "expected M (Mamba-2), * (attention), - (MLP) or E (MoE) per layer, got \"{}\"{}", text,
+        text.empty() ? ""
+        : text[bad] == '|'
+            ? fmt::format(" (character {} is Megatron-LM's stage boundary: set /pipeline/layers)",
+                          bad)
+            : fmt::format(" (character {} is '{}')", bad, text[bad]));
+  };
   const std::optional<JsonCursor> pattern = c.find("layer_pattern");
   if (pattern) {
-    m.layer_pattern = pattern->as_string();
-    const std::size_t bad = m.layer_pattern.find_first_not_of("M*-E");
-    if (m.layer_pattern.empty() || bad != std::string::npos) {
-      pattern->fail(fmt::format(
-          "expected M (Mamba-2), * (attention), - (MLP) or E (MoE) per layer, got \"{}\"{}",
-          m.layer_pattern,
-          m.layer_pattern.empty() ? ""
-          : m.layer_pattern[bad] == '|'
-              ? fmt::format(" (character {} is Megatron-LM's stage boundary: set /pipeline/layers)",
-                            bad)
-              : fmt::format(" (character {} is '{}')", bad, m.layer_pattern[bad])));
+    // Megatron-Core's unified pattern: the decoder's layers, then one MTP module's after
+    // each '/' (hybrid_layer_allocation.py's parse_hybrid_pattern).
+    const std::string text = pattern->as_string();
+    const std::size_t slash = text.find('/');
+    m.layer_pattern = text.substr(0, slash);
+    if (const auto message = bad_layer(m.layer_pattern)) {
+      pattern->fail(slash == std::string::npos
+                        ? *message
+                        : fmt::format("the layers before the first '/': {}", *message));
     }
+    if (slash != std::string::npos) {
+      std::vector<std::string> modules;
+      for (std::size_t from = slash + 1;;) {
+        const std::size_t next = text.find('/', from);
+        modules.push_back(text.substr(from, next == std::string::npos ? next : next - from));
+        if (next == std::string::npos) break;
+        from = next + 1;
+      }
+      for (std::size_t i = 0; i < modules.size(); ++i) {
+        if (const auto message = bad_layer(modules[i])) {
+          pattern->fail(fmt::format("multi-token prediction module {} (after '/' {}): {}", i + 1,
+                                    i + 1, *message));
+        }
+        if (modules[i] != modules.front()) {
+          pattern->fail(fmt::format(
+              "every multi-token prediction module has the same layers, got \"{}\" after '/' 1 "
+              "and \"{}\" after '/' {}",
+              modules.front(), modules[i], i + 1));
+        }
+      }
+      if (auto x = c.find("mtp_pattern")) {
+        x->fail(
+            "the layer_pattern gives the multi-token prediction module after '/': drop "
+            "mtp_pattern");
+      }
+      m.mtp_pattern = modules.front();
+      m.mtp_layers = static_cast<std::uint32_t>(modules.size());
+    }
+  }
+  if (auto x = c.find("mtp_pattern")) {
+    m.mtp_pattern = x->as_string();
+    if (const auto message = bad_layer(m.mtp_pattern)) x->fail(*message);
   }
   // Over the preset's, field by field.
   if (auto x = c.find("mamba")) {
@@ -298,6 +343,41 @@ void read_hybrid(const JsonCursor& c, model::Transformer& m) {
         fmt::format("the Mamba groups ({}) do not split its {} heads", mamba.groups, mamba.heads));
   }
   m.mamba = mamba;
+}
+
+// /model/mtp_layers against the modules the layer_pattern gives after '/', and whether the
+// modules' layers can be said: a hybrid model's are mtp_pattern's, a transformer's one of
+// its last layer's kind.
+void read_mtp(const JsonCursor& c, model::Transformer& m) {
+  if (auto x = c.find("mtp_layers")) {
+    const std::uint32_t given = read_model_integer(*x, "mtp_layers");
+    const bool in_pattern =
+        c.has("layer_pattern") && c.at("layer_pattern").as_string().find('/') != std::string::npos;
+    if (in_pattern && given != m.mtp_layers) {
+      x->fail(
+          fmt::format("mtp_layers {} but the layer_pattern has {} module(s) after '/': give "
+                      "one of them",
+                      given, m.mtp_layers));
+    }
+    m.mtp_layers = given;
+  }
+  if (m.mtp_pattern.empty()) {
+    if (m.mtp_layers > 0 && m.is_hybrid()) {
+      (c.has("mtp_layers") ? c.at("mtp_layers") : c.at("layer_pattern"))
+          .fail(
+              "a hybrid model's multi-token prediction module needs its layers: give "
+              "/model/mtp_pattern, or write them after '/' in the layer_pattern "
+              "(\"M-M*-/*-\")");
+    }
+    return;
+  }
+  const JsonCursor at = c.has("mtp_pattern") ? c.at("mtp_pattern") : c.at("layer_pattern");
+  if (!m.is_hybrid()) {
+    at.fail(
+        "mtp_pattern is a hybrid model's (with /model/layer_pattern); a transformer's "
+        "multi-token prediction module is one layer of its last layer's kind");
+  }
+  if (m.mtp_layers == 0) at.fail("an mtp_pattern but mtp_layers is 0: give /model/mtp_layers");
 }
 
 // A preset's name, or a failure listing the valid ones with the closest.
@@ -371,11 +451,7 @@ model::Transformer read_transformer(const JsonCursor& c, std::string& preset_nam
     c.fail(fmt::format("heads {} are not a multiple of kv_heads {}", m.heads, m.kv_heads));
   }
   read_experts(c, m);
-  read_model_integer_into(c, "mtp_layers", m.mtp_layers);
-  if (m.mtp_layers > 0 && m.is_hybrid()) {
-    (c.has("mtp_layers") ? c.at("mtp_layers") : c.at("layer_pattern"))
-        .fail("multi-token prediction after a hybrid pattern is not modelled: drop mtp_layers");
-  }
+  read_mtp(c, m);
   return m;
 }
 
@@ -403,6 +479,27 @@ model::Training read_training(const JsonCursor& c) {
     x->fail(fmt::format(
         "fp8_recipe scales fp8 tensors, but /training/precision is {}{}", to_string(t.precision),
         model::quantised(t.precision) ? " (its blocks carry their own scales)" : ""));
+  }
+  // Layers kept in bf16 (Megatron-LM's --first-last-layers-bf16): only in a quantised run,
+  // and not with delayed scaling (transformer_config.py refuses it).
+  for (const auto& [name, out] : {std::pair{"bf16_layers_at_start", &t.bf16_layers_at_start},
+                                  std::pair{"bf16_layers_at_end", &t.bf16_layers_at_end}}) {
+    const std::optional<JsonCursor> x = c.find(name);
+    if (!x) continue;
+    *out = integer(name);
+    if (*out == 0) continue;
+    if (!model::quantised(t.precision)) {
+      x->fail(
+          fmt::format("{} keeps layers in bf16 in a quantised run, but /training/precision "
+                      "is {}",
+                      name, to_string(t.precision)));
+    }
+    if (t.precision == model::Precision::Fp8 && t.fp8_recipe == model::Fp8Recipe::Delayed) {
+      x->fail(
+          fmt::format("{}: Megatron-LM keeps no layer in bf16 with delayed scaling; set "
+                      "/training/fp8_recipe to \"current\" or \"blockwise\"",
+                      name));
+    }
   }
   choice("recompute", &model::parse_recompute, t.recompute);
   if (c.has("grad_reduce_dtype")) {
@@ -708,6 +805,15 @@ void derive_model_costs(const JsonCursor& root, Config& config,
                             config.devices[s].preset.empty() ? config.devices[s].type
                                                              : config.devices[s].preset));
     }
+  }
+  if (const std::uint32_t bf16 =
+          plan.training.bf16_layers_at_start + plan.training.bf16_layers_at_end;
+      bf16 > plan.transformer.layers) {
+    const JsonCursor training = root.at("training");
+    training
+        .at(training.has("bf16_layers_at_start") ? "bf16_layers_at_start" : "bf16_layers_at_end")
+        .fail(fmt::format("{} layers kept in bf16 at the start and end, but the model has {}", bf16,
+                          plan.transformer.layers));
   }
   const parallel::PipelineShape shape = parallel::schedule_shape(config.pipeline);
   const std::uint32_t positions = parallel::position_count(shape, stages, chunks);

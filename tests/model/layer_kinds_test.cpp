@@ -97,6 +97,41 @@ TEST(Hybrid, LayerKindsFollowThePattern) {
   EXPECT_EQ(LayerKind{}.sublayers(), 2u);
 }
 
+// A hybrid model's multi-token prediction modules (Megatron-Core's "M*-/*-/*-"): two
+// modules of an attention layer and an MLP layer. h 8, 2 heads of 4 (one KV head), f 32
+// (GeLU), V 100, s 16.
+TEST(Hybrid, MultiTokenPredictionModulesCountedByHand) {
+  Transformer m = tiny_hybrid("M*-");
+  const Transformer plain = m;
+  m.mtp_pattern = "*-";
+  m.mtp_layers = 2;
+  EXPECT_EQ(m.mtp_kinds(), (std::vector<LayerKind>{{Mixer::Attention, Feedforward::None},
+                                                   {Mixer::None, Feedforward::Dense}}));
+  // Attention: Q 8 x 8, K and V 8 x 4 each, the output 8 x 8 = 192 and its norm 8; the MLP
+  // 2 x 8 x 32 = 512 and its norm; the module's norms 3 x 8 and eh_proj 16 x 8.
+  EXPECT_EQ(m.mtp_module_parameters(), 24 + 128 + 200 + 520);
+  EXPECT_EQ(m.parameters(), plain.parameters());
+  // Per module: the attention (2 s x 192 + s^2 x (8 + 8)), the MLP (2 s x 512), eh_proj
+  // (2 s x 16 x 8) and the logits (2 s x 8 x 100).
+  EXPECT_EQ(m.forward_flops_per_sample() - plain.forward_flops_per_sample(),
+            2 * (6144 + 4096 + 16384 + 4096 + 25600));
+  // The last position carries both modules: their layers' and their own weights, and the
+  // embedding's copy.
+  const DeviceSpec& h100 = find_device_preset("h100-sxm")->spec;
+  const Training training{.micro_batch_size = 1, .cuda_graphs = true};
+  const LayerRange last{.first = 2, .count = 1, .head = true};
+  const PositionCosts with = derive_position(m, training, {}, h100, last);
+  const PositionCosts without = derive_position(plain, training, {}, h100, last);
+  EXPECT_EQ(with.parameters - without.parameters, 2 * (24 + 128 + 200 + 520) + 100 * 8);
+  // With CUDA graphs each of the modules' four layers is a graph; their own operators eager.
+  double eager = 0;
+  for (const OperatorTime& op : with.operators) {
+    if (op.name.starts_with("mtp_")) eager += op.kernels[kForward];
+  }
+  EXPECT_GT(eager, 0);
+  EXPECT_EQ(with.forward_host.kernels, without.forward_host.kernels + 4 + eager);
+}
+
 // Nemotron-H 8B: 24 Mamba-2 layers (128 heads of 64, state 128, 8 groups), 4 attention
 // layers (32 heads, 8 KV heads of 128), 24 squared-ReLU MLPs of 21504, each with one norm;
 // an untied 131072 x 4096 embedding and head; the final norm: 8.10B.

@@ -1,6 +1,7 @@
 // Multi-token prediction (DeepSeek-V3 report, section 2.2; Megatron-Core's
 // MultiTokenPredictionBlock): a module after the last layer, on the last position.
 #include <string_view>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -20,7 +21,7 @@ const Transformer& deepseek_v3() { return find_model_preset("deepseek-v3")->mode
 TEST(MultiTokenPrediction, DeepSeekV3Parameters) {
   const Transformer& m = deepseek_v3();
   EXPECT_EQ(m.mtp_layers, 1u);
-  EXPECT_EQ(m.mtp_kind(), (LayerKind{Mixer::Attention, Feedforward::Moe}));
+  EXPECT_EQ(m.mtp_kinds(), (std::vector<LayerKind>{{Mixer::Attention, Feedforward::Moe}}));
   EXPECT_EQ(m.mtp_module_parameters(), 11'610'067'968.0);
   EXPECT_EQ(m.parameters(), 671'026'404'352.0);  // the main model's, as the report counts
   const double total = m.parameters() + m.mtp_module_parameters() + 2 * m.embedding_parameters();

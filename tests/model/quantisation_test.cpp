@@ -137,5 +137,58 @@ TEST(Quantisation, CastsAddTheirTrafficToTheLayer) {
   EXPECT_EQ(current.forward_host.kernels, delayed.forward_host.kernels + 8);
 }
 
+// Megatron-LM's --first-last-layers-bf16 (fp8_utils.py's is_first_last_bf16_layer): the
+// first layer of Llama 3 8B in an fp8 run costs what it costs in a bf16 run (its GEMMs at
+// bf16's peak, no casts, its inputs kept in 2 bytes, no fp8 copy of its weights); the next
+// layer costs what it does in fp8, and a position of both is their sum.
+TEST(Quantisation, LayersKeptInBf16CostWhatTheyCostInBf16) {
+  const Transformer& llama = find_model_preset("llama3-8b")->model;
+  const DeviceSpec& h100 = find_device_preset("h100-sxm")->spec;
+  const Training bf16{.micro_batch_size = 1};
+  const Training fp8{
+      .micro_batch_size = 1, .precision = Precision::Fp8, .fp8_recipe = Fp8Recipe::Current};
+  Training kept = fp8;
+  kept.bf16_layers_at_start = 1;
+  kept.bf16_layers_at_end = 2;
+  EXPECT_TRUE(kept.keeps_bf16(0, 32));
+  EXPECT_FALSE(kept.keeps_bf16(1, 32));
+  EXPECT_FALSE(kept.keeps_bf16(29, 32));
+  EXPECT_TRUE(kept.keeps_bf16(30, 32));
+  EXPECT_FALSE(bf16.keeps_bf16(0, 32) || Training{.bf16_layers_at_start = 1}.keeps_bf16(0, 32));
+  const Degrees degrees{.tensor = 1};
+  const LayerRange first{.first = 0, .count = 1};
+  const LayerRange second{.first = 1, .count = 1};
+  const auto kept_first = derive_position(llama, kept, degrees, h100, first);
+  const auto bf16_first = derive_position(llama, bf16, degrees, h100, first);
+  EXPECT_EQ(kept_first.forward_ns, bf16_first.forward_ns);
+  EXPECT_EQ(kept_first.backward_ns, bf16_first.backward_ns);
+  EXPECT_EQ(kept_first.weight_ns, bf16_first.weight_ns);
+  EXPECT_EQ(kept_first.activation, bf16_first.activation);
+  EXPECT_EQ(kept_first.forward_host.kernels, bf16_first.forward_host.kernels);
+  EXPECT_EQ(kept_first.fp8_weight_bytes, 0);
+  for (const OperatorTime& op : kept_first.operators) {
+    EXPECT_EQ(op.sixteen_bit, op.gemm) << op.name;
+    EXPECT_EQ(op.quantise_seconds[kForward], 0) << op.name;
+  }
+  const auto kept_second = derive_position(llama, kept, degrees, h100, second);
+  const auto fp8_second = derive_position(llama, fp8, degrees, h100, second);
+  EXPECT_EQ(kept_second.forward_ns, fp8_second.forward_ns);
+  EXPECT_EQ(kept_second.activation, fp8_second.activation);
+  EXPECT_GT(kept_second.fp8_weight_bytes, 0);
+  EXPECT_LT(kept_second.forward_ns, kept_first.forward_ns);
+  const auto both = derive_position(llama, kept, degrees, h100, {.first = 0, .count = 2});
+  EXPECT_NEAR(both.forward_ns, kept_first.forward_ns + kept_second.forward_ns, 1e-6);
+  EXPECT_NEAR(both.backward_ns, kept_first.backward_ns + kept_second.backward_ns, 1e-6);
+  EXPECT_DOUBLE_EQ(both.activation, kept_first.activation + kept_second.activation);
+  EXPECT_DOUBLE_EQ(both.fp8_weight_bytes, kept_second.fp8_weight_bytes);
+  EXPECT_EQ(both.forward_host.kernels,
+            kept_first.forward_host.kernels + kept_second.forward_host.kernels);
+  // The layer split prices them too: layer 0 and layers 30-31 at bf16's time.
+  const UnitSeconds units = unit_seconds(llama, kept, degrees, h100, 0);
+  EXPECT_EQ(units.layers[0], units.layers[31]);
+  EXPECT_GT(units.layers[0], units.layers[1]);
+  EXPECT_EQ(units.layers[1], units.layers[29]);
+}
+
 }  // namespace
 }  // namespace perflow::model

@@ -217,6 +217,22 @@ TEST(MegatronImport, LowPrecisionFlags) {
       import_megatron(tiny({"--fp4-format", "e2m1", "--fp4-recipe", "nvfp4"}), on("gb200", 1));
   EXPECT_EQ(fp4.config["training"]["precision"], "nvfp4");
   EXPECT_GT(makespan_of(plain(fp4.config)), 0);
+  // --first-last-layers-bf16: one layer at each end unless the counts are given; refused
+  // with delayed scaling as Megatron-LM refuses it; nothing in a bf16 run.
+  t = training({"--fp8-format", "e4m3", "--fp8-recipe", "tensorwise", "--first-last-layers-bf16"},
+               "h100-sxm");
+  EXPECT_EQ(t["bf16_layers_at_start"], 1);
+  EXPECT_EQ(t["bf16_layers_at_end"], 1);
+  t = training({"--fp8-format", "e4m3", "--fp8-recipe", "mxfp8", "--first-last-layers-bf16",
+                "--num-layers-at-start-in-bf16", "2", "--num-layers-at-end-in-bf16", "0"},
+               "b200");
+  EXPECT_EQ(t["bf16_layers_at_start"], 2);
+  EXPECT_FALSE(t.contains("bf16_layers_at_end"));
+  t = training({"--first-last-layers-bf16"}, "h100-sxm");
+  EXPECT_FALSE(t.contains("bf16_layers_at_start"));
+  EXPECT_EQ(error_of(tiny({"--fp8-format", "e4m3", "--first-last-layers-bf16"}), on("b200", 1)),
+            "Megatron-LM flag --first-last-layers-bf16: Megatron-LM keeps no layer in bf16 with "
+            "the delayed fp8 recipe");
   EXPECT_EQ(error_of(tiny({"--fp8-format", "e4m3", "--fp8-recipe", "hourly"}), on("b200", 1)),
             "Megatron-LM flag --fp8-recipe: expected one of delayed, tensorwise, blockwise, "
             "mxfp8, custom, got 'hourly'");
@@ -396,6 +412,36 @@ TEST(MegatronImport, WindowsSinksAndHybridPatterns) {
   EXPECT_EQ(result.config["model"]["mtp_layers"], 1);
   EXPECT_TRUE(result.warnings.empty());
   EXPECT_GT(makespan_of(plain(result.config)), 0);
+  // Multi-token prediction after a hybrid pattern: the unified pattern's modules after '/',
+  // or the deprecated --mtp-hybrid-override-pattern with --mtp-num-layers.
+  result = import_megatron(tiny({"--hybrid-override-pattern", "M*-M/*-/*-"}), on("h100-sxm", 1));
+  EXPECT_EQ(result.config["model"]["layer_pattern"], "M*-M");
+  EXPECT_EQ(result.config["model"]["mtp_layers"], 2);
+  EXPECT_EQ(result.config["model"]["mtp_pattern"], "*-");
+  EXPECT_TRUE(result.warnings.empty());
+  EXPECT_GT(makespan_of(plain(result.config)), 0);
+  result = import_megatron(tiny({"--hybrid-override-pattern", "M*-M", "--mtp-num-layers", "1",
+                                 "--mtp-hybrid-override-pattern", "*E"}),
+                           on("h100-sxm", 1));
+  EXPECT_EQ(result.config["model"]["mtp_pattern"], "*E");
+  EXPECT_EQ(result.config["model"]["mtp_layers"], 1);
+  result = import_megatron(tiny({"--hybrid-override-pattern", "M*-M/*-", "--mtp-num-layers", "3"}),
+                           on("h100-sxm", 1));
+  EXPECT_EQ(result.config["model"]["mtp_layers"], 1);
+  ASSERT_EQ(result.warnings.size(), 1u);
+  EXPECT_EQ(result.warnings[0],
+            "--mtp-num-layers 3 conflicts with the 1 module(s) in the hybrid pattern: 1 used, as "
+            "Megatron-LM does");
+  result = import_megatron(tiny({"--hybrid-override-pattern", "M*-M", "--mtp-num-layers", "1"}),
+                           on("h100-sxm", 1));
+  EXPECT_FALSE(result.config["model"].contains("mtp_layers"));
+  ASSERT_EQ(result.warnings.size(), 1u);
+  EXPECT_EQ(result.warnings[0],
+            "--mtp-num-layers 1: the hybrid pattern gives no module layers (after '/'), so "
+            "multi-token prediction is left out");
+  EXPECT_EQ(error_of(tiny({"--hybrid-override-pattern", "M*-M/*-/*E"}), on("h100-sxm", 1)),
+            "Megatron-LM flag --hybrid-override-pattern: every multi-token prediction module "
+            "after '/' has the same, non-empty layers, got 'M*-M/*-/*E'");
   EXPECT_EQ(error_of(tiny({"--hybrid-override-pattern", "M*X-"}), on("h100-sxm", 1)),
             "Megatron-LM flag --hybrid-override-pattern: expected M, *, - or E per layer, got "
             "'X' in 'M*X-'");

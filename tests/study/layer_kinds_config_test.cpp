@@ -108,6 +108,56 @@ TEST(LayerKindsConfig, MultiTokenPredictionLoadsTheLastStage) {
   EXPECT_EQ(parse_config(deepseek, "cfg.json").model->transformer.mtp_layers, 1u);
 }
 
+// Megatron-Core's unified hybrid pattern: the decoder's layers, then one multi-token
+// prediction module's after each '/'; or the same with mtp_pattern and mtp_layers.
+TEST(LayerKindsConfig, AHybridPatternCarriesItsMultiTokenPredictionModules) {
+  auto doc = small_model();
+  doc["model"].erase("layers");
+  doc["model"]["layer_pattern"] = "M*-M*-M-/*-/*-";
+  const model::Transformer m = parse_config(doc, "cfg.json").model->transformer;
+  EXPECT_EQ(m.layers, 8u);
+  EXPECT_EQ(m.layer_pattern, "M*-M*-M-");
+  EXPECT_EQ(m.mtp_pattern, "*-");
+  EXPECT_EQ(m.mtp_layers, 2u);
+  const std::int64_t with = step_of(doc);
+  auto separate = small_model();
+  separate["model"].erase("layers");
+  separate["model"]["layer_pattern"] = "M*-M*-M-";
+  const std::int64_t without = step_of(separate);
+  separate["model"]["mtp_pattern"] = "*-";
+  separate["model"]["mtp_layers"] = 2;
+  EXPECT_EQ(parse_config(separate, "cfg.json").model->transformer.mtp_pattern, "*-");
+  EXPECT_EQ(step_of(separate), with);
+  EXPECT_GT(with, without);
+  // The same count given both ways agrees.
+  doc["model"]["mtp_layers"] = 2;
+  EXPECT_EQ(step_of(doc), with);
+}
+
+// Megatron-LM's --first-last-layers-bf16: the first and last layers' GEMMs at bf16's rate
+// without casts, so the step lies between the all-fp8 and the all-bf16 ones.
+TEST(LayerKindsConfig, LayersKeptInBf16CostBetweenTheTwoPrecisions) {
+  // GEMMs large enough for MXFP8 to pay for its casts.
+  auto doc = small_model();
+  doc["model"] = {{"preset", "gpt3-175b"}, {"layers", 8}, {"hidden", 8192},
+                  {"ffn_hidden", 32768},   {"heads", 64}, {"vocab", 1000},
+                  {"sequence", 4096}};
+  doc["device"] = "b200";
+  const std::int64_t bf16 = step_of(doc);
+  doc["training"]["precision"] = "mxfp8";
+  const std::int64_t mxfp8 = step_of(doc);
+  doc["training"]["bf16_layers_at_start"] = 1;
+  doc["training"]["bf16_layers_at_end"] = 1;
+  const Config kept = parse_config(doc, "cfg.json");
+  EXPECT_EQ(kept.model->training.bf16_layers_at_start, 1u);
+  EXPECT_TRUE(kept.model->training.keeps_bf16(0, 8));
+  EXPECT_FALSE(kept.model->training.keeps_bf16(1, 8));
+  EXPECT_TRUE(kept.model->training.keeps_bf16(7, 8));
+  const std::int64_t mixed = step_of(doc);
+  EXPECT_LT(mxfp8, mixed);
+  EXPECT_LT(mixed, bf16);
+}
+
 TEST(LayerKindsConfig, ErrorsNameThePointer) {
   const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> cases = {
       {[](auto& d) {
@@ -175,8 +225,78 @@ TEST(LayerKindsConfig, ErrorsNameThePointer) {
          d["model"]["layer_pattern"] = "M*M*";
          d["model"]["mtp_layers"] = 1;
        },
-       "cfg.json:/model/mtp_layers: multi-token prediction after a hybrid pattern is not "
-       "modelled: drop mtp_layers"},
+       "cfg.json:/model/mtp_layers: a hybrid model's multi-token prediction module needs its "
+       "layers: give /model/mtp_pattern, or write them after '/' in the layer_pattern "
+       "(\"M-M*-/*-\")"},
+      {[](auto& d) {
+         d["model"].erase("layers");
+         d["model"]["layer_pattern"] = "M*M*/*-/*E";
+       },
+       "cfg.json:/model/layer_pattern: every multi-token prediction module has the same layers, "
+       "got \"*-\" after '/' 1 and \"*E\" after '/' 2"},
+      {[](auto& d) {
+         d["model"].erase("layers");
+         d["model"]["layer_pattern"] = "M*M*//";
+       },
+       "cfg.json:/model/layer_pattern: multi-token prediction module 1 (after '/' 1): expected "
+       "M (Mamba-2), * (attention), - (MLP) or E (MoE) per layer, got \"\""},
+      {[](auto& d) {
+         d["model"].erase("layers");
+         d["model"]["layer_pattern"] = "M*X*/*-";
+       },
+       "cfg.json:/model/layer_pattern: the layers before the first '/': expected M (Mamba-2), "
+       "* (attention), - (MLP) or E (MoE) per layer, got \"M*X*\" (character 2 is 'X')"},
+      {[](auto& d) {
+         d["model"].erase("layers");
+         d["model"]["layer_pattern"] = "M*M*/*-/*-";
+         d["model"]["mtp_layers"] = 1;
+       },
+       "cfg.json:/model/mtp_layers: mtp_layers 1 but the layer_pattern has 2 module(s) after "
+       "'/': give one of them"},
+      {[](auto& d) {
+         d["model"].erase("layers");
+         d["model"]["layer_pattern"] = "M*M*/*-";
+         d["model"]["mtp_pattern"] = "*-";
+       },
+       "cfg.json:/model/mtp_pattern: the layer_pattern gives the multi-token prediction module "
+       "after '/': drop mtp_pattern"},
+      {[](auto& d) {
+         d["model"]["mtp_layers"] = 1;
+         d["model"]["mtp_pattern"] = "*-";
+       },
+       "cfg.json:/model/mtp_pattern: mtp_pattern is a hybrid model's (with "
+       "/model/layer_pattern); a transformer's multi-token prediction module is one layer of "
+       "its last layer's kind"},
+      {[](auto& d) {
+         d["model"].erase("layers");
+         d["model"]["layer_pattern"] = "M*M*";
+         d["model"]["mtp_pattern"] = "*-";
+       },
+       "cfg.json:/model/mtp_pattern: an mtp_pattern but mtp_layers is 0: give "
+       "/model/mtp_layers"},
+      {[](auto& d) {
+         d["model"].erase("layers");
+         d["model"]["layer_pattern"] = "M*M*/*E";
+       },
+       "cfg.json:/model/layer_pattern: the layer_pattern has MoE layers (E), but no "
+       "/model/experts above 0"},
+      {[](auto& d) { d["training"]["bf16_layers_at_start"] = 1; },
+       "cfg.json:/training/bf16_layers_at_start: bf16_layers_at_start keeps layers in bf16 in a "
+       "quantised run, but /training/precision is bf16"},
+      {[](auto& d) {
+         d["training"]["precision"] = "fp8";
+         d["training"]["bf16_layers_at_end"] = 1;
+       },
+       "cfg.json:/training/bf16_layers_at_end: bf16_layers_at_end: Megatron-LM keeps no layer in "
+       "bf16 with delayed scaling; set /training/fp8_recipe to \"current\" or \"blockwise\""},
+      {[](auto& d) {
+         d["training"]["precision"] = "mxfp8";
+         d["device"] = "b200";
+         d["training"]["bf16_layers_at_start"] = 5;
+         d["training"]["bf16_layers_at_end"] = 4;
+       },
+       "cfg.json:/training/bf16_layers_at_start: 9 layers kept in bf16 at the start and end, but "
+       "the model has 8"},
   };
   for (const auto& [edit, message] : cases) {
     auto bad = small_model();

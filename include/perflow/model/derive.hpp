@@ -26,6 +26,9 @@ struct OperatorTime {
   /// or fp4 run (model::Quantisation).
   std::array<double, 3> quantise_seconds{};
   std::array<GemmPlan, 3> plans{};  ///< per pass, a GEMM's kernel (tile, waves, % of peak)
+  /// A GEMM in 16 bits in a quantised run: the LM head, a layer kept in bf16
+  /// (Training::keeps_bf16).
+  bool sixteen_bit = false;
 };
 
 /// What the host does for one task: the kernels (and NCCL calls) it issues and the time it

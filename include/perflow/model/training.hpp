@@ -55,6 +55,11 @@ struct Training {
   Precision precision = Precision::Bf16;
   /// With Precision::Fp8: how its tensors are scaled (Megatron-LM's default, delayed).
   Fp8Recipe fp8_recipe = Fp8Recipe::Delayed;
+  /// In a quantised run, the first and last layers of the model that stay in bf16
+  /// (Megatron-LM's --first-last-layers-bf16 with --num-layers-at-start-in-bf16 and
+  /// --num-layers-at-end-in-bf16; fp8_utils.py's is_first_last_bf16_layer).
+  std::uint32_t bf16_layers_at_start = 0;
+  std::uint32_t bf16_layers_at_end = 0;
   Recompute recompute = Recompute::None;
   bool distributed_optimizer = false;  ///< optimizer state sharded over data parallel
   bool sequence_parallel = false;      ///< Megatron sequence parallelism (with t > 1)
@@ -86,6 +91,11 @@ struct Training {
   [[nodiscard]] ReduceDtype reduce_dtype() const {
     if (grad_reduce_dtype) return *grad_reduce_dtype;
     return precision == Precision::Fp16 ? ReduceDtype::Fp16 : ReduceDtype::Fp32;
+  }
+  /// Whether layer l of `layers` runs its GEMMs in bf16 in a quantised run (always false in
+  /// a bf16 or fp16 one).
+  [[nodiscard]] bool keeps_bf16(std::uint32_t l, std::uint32_t layers) const {
+    return quantised(precision) && (l < bf16_layers_at_start || l + bf16_layers_at_end >= layers);
   }
   /// The quantisation its GEMMs pay on `device`.
   [[nodiscard]] Quantisation quantisation(const DeviceSpec& device) const {

@@ -85,6 +85,8 @@ enum class Feedforward : std::uint8_t {
 struct LayerKind {
   Mixer mixer = Mixer::Attention;
   Feedforward feedforward = Feedforward::Dense;
+  /// Its GEMMs in bf16 although the run is quantised (Training::keeps_bf16).
+  bool sixteen_bit = false;
 
   auto operator<=>(const LayerKind&) const = default;
   /// The norm + residual blocks the layer holds: 2 for a standard layer, 1 in a hybrid model.
@@ -162,12 +164,20 @@ struct Transformer {
   /// MultiTokenPredictionBlock): modules after the last layer, on the last pipeline position,
   /// each predicting one token further: the next tokens' embedding and the hidden state,
   /// each normalised, concatenated and projected 2h -> h (eh_proj), one layer of the last
-  /// layer's kind, its own final norm, then the shared LM head and a loss.
+  /// layer's kind (or mtp_pattern's layers), its own final norm, then the shared LM head and
+  /// a loss.
   std::uint32_t mtp_layers = 0;
+  /// A hybrid model's MTP module: its layers, one character each as in layer_pattern
+  /// (Megatron-Core's unified hybrid pattern repeats it after each '/', "M*M*/*E/*E" two
+  /// modules of an attention and a MoE layer). Empty: one layer of the last layer's kind.
+  std::string mtp_pattern{};
 
   [[nodiscard]] bool is_mla() const { return mla.kv_lora_rank > 0; }
   [[nodiscard]] bool is_hybrid() const { return !layer_pattern.empty(); }
-  [[nodiscard]] bool has_mamba() const { return layer_pattern.find('M') != std::string::npos; }
+  [[nodiscard]] bool has_mamba() const {
+    return layer_pattern.find('M') != std::string::npos ||
+           mtp_pattern.find('M') != std::string::npos;
+  }
   /// Whether `t` tensor-parallel ranks split the attention heads and, with Mamba layers, the
   /// Mamba heads and groups (Megatron-Core's MambaMixer divides both).
   [[nodiscard]] bool splits_over(std::uint32_t t) const {
@@ -176,6 +186,10 @@ struct Transformer {
   /// Layer l's parts: from layer_pattern, or attention (windowed as window_pattern says) and
   /// the MLP, MoE from first_dense_layers on.
   [[nodiscard]] LayerKind layer_kind(std::uint32_t l) const;
+  /// Layer l written `symbol` in a hybrid pattern ('M', '*', '-' or 'E').
+  [[nodiscard]] LayerKind pattern_kind(char symbol, std::uint32_t l) const;
+  /// Layer l's attention: windowed as sliding_window and window_pattern say, else full.
+  [[nodiscard]] Mixer attention_mixer(std::uint32_t l) const;
   /// The kinds of layers [first, first + count) with how many of each, in LayerKind's order.
   [[nodiscard]] std::vector<std::pair<LayerKind, std::uint32_t>> layer_kinds_in(
       std::uint32_t first, std::uint32_t count) const;
@@ -259,10 +273,10 @@ struct Transformer {
   /// on, none in a dense model.
   [[nodiscard]] std::uint32_t moe_layers_in(std::uint32_t first, std::uint32_t count) const;
   [[nodiscard]] std::uint32_t moe_layers() const { return moe_layers_in(0, layers); }
-  /// The kind of an MTP module's layer: the last layer's (Megatron-Core builds it from the
-  /// decoder's last layer spec).
-  [[nodiscard]] LayerKind mtp_kind() const { return layer_kind(layers > 0 ? layers - 1 : 0); }
-  /// One MTP module's own weights: its two input norms, eh_proj (2h x h), its layer and its
+  /// The kinds of an MTP module's layers: mtp_pattern's, else the last layer's (Megatron-Core
+  /// builds a transformer's from the decoder's last layer spec).
+  [[nodiscard]] std::vector<LayerKind> mtp_kinds() const;
+  /// One MTP module's own weights: its two input norms, eh_proj (2h x h), its layers and its
   /// final norm (the embedding and the LM head are the model's). Not in parameters(), as
   /// the DeepSeek-V3 report counts 671B "plus 14B" for the module with their copies.
   [[nodiscard]] double mtp_module_parameters() const;

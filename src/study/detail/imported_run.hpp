@@ -31,7 +31,9 @@ struct ImportedRun {
   std::uint32_t micro_batch = 1;
   std::uint32_t global_batch = 1;
   std::string precision = "bf16";
-  std::string fp8_recipe;  ///< empty: the default (delayed) or not fp8
+  std::string fp8_recipe;                  ///< empty: the default (delayed) or not fp8
+  std::uint32_t bf16_layers_at_start = 0;  ///< --first-last-layers-bf16's first layers
+  std::uint32_t bf16_layers_at_end = 0;    ///< and its last ones
   std::string recompute = "none";
   bool sequence_parallel = false;
   bool distributed_optimizer = false;
